@@ -1,0 +1,12 @@
+//===- Patterns.h - per-family tp lowering patterns -----------*- C++ -*-===//
+#ifndef TP_LIB_CONVERSION_TPTOLINALG_PATTERNS_H
+#define TP_LIB_CONVERSION_TPTOLINALG_PATTERNS_H
+
+#include "mlir/IR/PatternMatch.h"
+
+namespace mlir::tp {
+void populateElementwiseLoweringPatterns(RewritePatternSet &patterns);
+void populateContractionLoweringPatterns(RewritePatternSet &patterns);
+} // namespace mlir::tp
+
+#endif // TP_LIB_CONVERSION_TPTOLINALG_PATTERNS_H

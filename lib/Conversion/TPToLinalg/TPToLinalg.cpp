@@ -1,0 +1,51 @@
+//===- TPToLinalg.cpp - the tp-lower-to-linalg pass -----------------------===//
+#include "tp/Conversion/TPToLinalg.h"
+#include "Patterns.h"
+#include "tp/Conversion/Passes.h"
+#include "tp/Dialect/TP/IR/TPOps.h"
+
+#include "mlir/Transforms/DialectConversion.h"
+
+namespace mlir::tp {
+#define GEN_PASS_DEF_TPLOWERTOLINALG
+#include "tp/Conversion/Passes.h.inc"
+} // namespace mlir::tp
+
+using namespace mlir;
+using namespace mlir::tp;
+
+namespace {
+
+struct ConstantLowering : OpRewritePattern<ConstantOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(ConstantOp op,
+                                PatternRewriter &rewriter) const override {
+    rewriter.replaceOpWithNewOp<arith::ConstantOp>(
+        op, cast<TypedAttr>(op.getValue()));
+    return success();
+  }
+};
+
+struct TPLowerToLinalgPass
+    : tp::impl::TPLowerToLinalgBase<TPLowerToLinalgPass> {
+  void runOnOperation() override {
+    ConversionTarget target(getContext());
+    target.addIllegalDialect<TPDialect>();
+    target.markUnknownOpDynamicallyLegal([](Operation *) { return true; });
+    RewritePatternSet patterns(&getContext());
+    populateTPToLinalgPatterns(patterns);
+    // Partial conversion reports the first tp op left without a lowering
+    // ("failed to legalize operation 'tp.x'") at its ONNX location.
+    if (failed(applyPartialConversion(getOperation(), target,
+                                      std::move(patterns))))
+      signalPassFailure();
+  }
+};
+
+} // namespace
+
+void tp::populateTPToLinalgPatterns(RewritePatternSet &patterns) {
+  patterns.add<ConstantLowering>(patterns.getContext());
+  populateElementwiseLoweringPatterns(patterns);
+  populateContractionLoweringPatterns(patterns);
+}

@@ -1,0 +1,12 @@
+//===- InitTP.cpp - register every tp dialect and pass --------------------===//
+#include "tp/InitTP.h"
+#include "tp/Conversion/Passes.h"
+#include "tp/Dialect/TP/IR/TPDialect.h"
+
+#include "mlir/IR/DialectRegistry.h"
+
+void mlir::tp::registerTPDialects(DialectRegistry &registry) {
+  registry.insert<TPDialect>();
+}
+
+void mlir::tp::registerTPPasses() { registerTPConversionPasses(); }

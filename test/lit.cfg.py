@@ -1,0 +1,18 @@
+# lit configuration for tp: tests mirror lib/, one file per pass or feature.
+import os
+
+import lit.formats
+
+config.name = "tp"
+config.test_format = lit.formats.ShTest(execute_external=True)
+config.suffixes = [".mlir"]
+config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py"]
+
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.tp_obj_root, "test")
+
+# tp's tools first, then FileCheck / not from Debian's LLVM 22.
+config.environment["PATH"] = os.pathsep.join(
+    [config.tp_tools_dir, config.llvm_tools_dir, os.environ.get("PATH", "")]
+)
+config.substitutions.append(("%tp_src", config.tp_src_root))

@@ -5,7 +5,7 @@ import lit.formats
 
 config.name = "tp"
 config.test_format = lit.formats.ShTest(execute_external=True)
-config.suffixes = [".mlir"]
+config.suffixes = [".mlir", ".test"]
 config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py"]
 
 config.test_source_root = os.path.dirname(__file__)

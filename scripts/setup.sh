@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Installs the Debian packages tp builds and tests with (DESIGN.md's
+# dependency table plus the build tools). Idempotent: when everything is
+# already installed it touches nothing and needs no network.
+set -euo pipefail
+
+packages=(
+  # build tools
+  cmake ninja-build g++ ccache python3 git
+  # MLIR 22 / LLVM 22 (libMLIR.so, mlir-tblgen) and the test tools (lit, FileCheck, not)
+  libmlir-22-dev mlir-22-tools llvm-22-dev llvm-22-tools
+  # ONNX (protobuf classes, checker, shape inference, text parser)
+  libonnx-dev libprotobuf-dev protobuf-compiler
+  # CPU GEMM, multi-process runtime, JSON, runtime unit tests
+  libopenblas-dev libopenmpi-dev openmpi-bin nlohmann-json3-dev libgtest-dev
+  # reference data and baselines
+  python3-numpy
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "setup: all ${#packages[@]} packages already installed"
+  exit 0
+fi
+
+sudo=""
+if [ "$(id -u)" -ne 0 ]; then
+  sudo="sudo"
+fi
+echo "setup: installing ${missing[*]}"
+$sudo apt-get update -q
+DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends "${missing[@]}"

@@ -4,6 +4,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/ReshapeOpsUtils.h"
 
 using namespace mlir;
 
@@ -20,15 +21,11 @@ AffineMap tp::broadcastIndexingMap(ArrayRef<int64_t> operandShape,
   return AffineMap::get(resultShape.size(), 0, exprs, ctx);
 }
 
-Value tp::buildElementwise(OpBuilder &b, Location loc,
-                           RankedTensorType resultType, ValueRange inputs,
-                           ScalarBodyFn body) {
-  MLIRContext *ctx = b.getContext();
-  SmallVector<AffineMap> maps;
-  for (Value in : inputs)
-    maps.push_back(broadcastIndexingMap(
-        cast<RankedTensorType>(in.getType()).getShape(), resultType.getShape(),
-        ctx));
+Value tp::buildParallelGeneric(OpBuilder &b, Location loc,
+                               RankedTensorType resultType, ValueRange inputs,
+                               ArrayRef<AffineMap> inputMaps,
+                               ScalarBodyFn body) {
+  SmallVector<AffineMap> maps(inputMaps);
   maps.push_back(b.getMultiDimIdentityMap(resultType.getRank()));
   SmallVector<utils::IteratorType> iterators(resultType.getRank(),
                                              utils::IteratorType::parallel);
@@ -41,6 +38,111 @@ Value tp::buildElementwise(OpBuilder &b, Location loc,
         linalg::YieldOp::create(nb, nloc, v);
       });
   return generic.getResult(0);
+}
+
+Value tp::buildElementwise(OpBuilder &b, Location loc,
+                           RankedTensorType resultType, ValueRange inputs,
+                           ScalarBodyFn body) {
+  SmallVector<AffineMap> maps;
+  for (Value in : inputs)
+    maps.push_back(broadcastIndexingMap(
+        cast<RankedTensorType>(in.getType()).getShape(), resultType.getShape(),
+        b.getContext()));
+  return buildParallelGeneric(b, loc, resultType, inputs, maps, body);
+}
+
+AffineMap tp::dropDimsMap(int64_t rank, ArrayRef<int64_t> dims,
+                          MLIRContext *ctx) {
+  SmallVector<AffineExpr> exprs;
+  for (int64_t d = 0; d < rank; ++d)
+    if (!llvm::is_contained(dims, d))
+      exprs.push_back(getAffineDimExpr(d, ctx));
+  return AffineMap::get(rank, 0, exprs, ctx);
+}
+
+Value tp::buildScalar(OpBuilder &b, Location loc, Type type, double v) {
+  if (auto f = dyn_cast<FloatType>(type))
+    return arith::ConstantOp::create(b, loc, type, b.getFloatAttr(f, v));
+  return arith::ConstantOp::create(b, loc, type,
+                                   b.getIntegerAttr(type, int64_t(v)));
+}
+
+Value tp::buildReduction(OpBuilder &b, Location loc, Value input,
+                         ArrayRef<int64_t> axes, ReductionKind kind) {
+  auto inType = cast<RankedTensorType>(input.getType());
+  Type elemType = inType.getElementType();
+  int64_t rank = inType.getRank();
+  SmallVector<int64_t> outShape;
+  for (int64_t d = 0; d < rank; ++d)
+    if (!llvm::is_contained(axes, d))
+      outShape.push_back(inType.getDimSize(d));
+  auto outType = RankedTensorType::get(outShape, elemType);
+
+  TypedAttr initAttr;
+  bool isFloat = isa<FloatType>(elemType);
+  if (kind == ReductionKind::Sum)
+    initAttr = b.getZeroAttr(elemType);
+  else if (isFloat)
+    initAttr = b.getFloatAttr(
+        elemType, APFloat::getInf(cast<FloatType>(elemType).getFloatSemantics(),
+                                  /*Negative=*/true));
+  else
+    initAttr = b.getIntegerAttr(
+        elemType, APInt::getSignedMinValue(elemType.getIntOrFloatBitWidth()));
+  Value initScalar = arith::ConstantOp::create(b, loc, elemType, initAttr);
+  Value empty = tensor::EmptyOp::create(b, loc, outShape, elemType);
+  Value init = linalg::FillOp::create(b, loc, initScalar, empty).getResult(0);
+
+  SmallVector<utils::IteratorType> iterators;
+  for (int64_t d = 0; d < rank; ++d)
+    iterators.push_back(llvm::is_contained(axes, d)
+                            ? utils::IteratorType::reduction
+                            : utils::IteratorType::parallel);
+  SmallVector<AffineMap> maps = {b.getMultiDimIdentityMap(rank),
+                                 dropDimsMap(rank, axes, b.getContext())};
+  auto generic = linalg::GenericOp::create(
+      b, loc, outType, input, init, maps, iterators,
+      [&](OpBuilder &nb, Location nloc, ValueRange args) {
+        Value v;
+        if (kind == ReductionKind::Sum)
+          v = isFloat ? Value(arith::AddFOp::create(nb, nloc, args[0], args[1]))
+                      : Value(arith::AddIOp::create(nb, nloc, args[0], args[1]));
+        else
+          v = isFloat
+                  ? Value(arith::MaximumFOp::create(nb, nloc, args[0], args[1]))
+                  : Value(arith::MaxSIOp::create(nb, nloc, args[0], args[1]));
+        linalg::YieldOp::create(nb, nloc, v);
+      });
+  return generic.getResult(0);
+}
+
+Value tp::buildReshape(OpBuilder &b, Location loc, Value input,
+                       RankedTensorType resultType) {
+  auto inType = cast<RankedTensorType>(input.getType());
+  if (inType == resultType)
+    return input;
+  if (inType.getRank() == 0 || resultType.getRank() == 0) {
+    // All dims are 1: rank 0 <-> [1, ..., 1] needs no reassociation groups.
+    SmallVector<ReassociationIndices> none;
+    if (inType.getRank() > resultType.getRank())
+      return tensor::CollapseShapeOp::create(b, loc, resultType, input, none);
+    return tensor::ExpandShapeOp::create(b, loc, resultType, input, none);
+  }
+  if (inType.getRank() != resultType.getRank()) {
+    if (auto reassociation =
+            getReassociationIndicesForReshape(inType, resultType)) {
+      if (inType.getRank() > resultType.getRank())
+        return tensor::CollapseShapeOp::create(b, loc, resultType, input,
+                                               *reassociation);
+      return tensor::ExpandShapeOp::create(b, loc, resultType, input,
+                                           *reassociation);
+    }
+  }
+  // No single reassociation: go through the flat 1-D tensor.
+  auto flatType = RankedTensorType::get({inType.getNumElements()},
+                                        inType.getElementType());
+  Value flat = buildReshape(b, loc, input, flatType);
+  return buildReshape(b, loc, flat, resultType);
 }
 
 Value tp::buildZeroFilled(OpBuilder &b, Location loc, RankedTensorType type) {

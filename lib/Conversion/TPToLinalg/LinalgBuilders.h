@@ -19,10 +19,34 @@ AffineMap broadcastIndexingMap(ArrayRef<int64_t> operandShape,
 using ScalarBodyFn =
     function_ref<Value(OpBuilder &, Location, ValueRange scalarArgs)>;
 
-/// Builds an all-parallel linalg.generic over `resultType` that applies
-/// `body` to the broadcast scalars of `inputs`.
+/// Builds an all-parallel linalg.generic over `resultType` reading `inputs`
+/// through `inputMaps` and yielding `body` of their scalars.
+Value buildParallelGeneric(OpBuilder &b, Location loc,
+                           RankedTensorType resultType, ValueRange inputs,
+                           ArrayRef<AffineMap> inputMaps, ScalarBodyFn body);
+
+/// buildParallelGeneric with ONNX broadcasting maps for every input.
 Value buildElementwise(OpBuilder &b, Location loc, RankedTensorType resultType,
                        ValueRange inputs, ScalarBodyFn body);
+
+/// The map from a loop nest of `rank` dims to a tensor that lacks `dims`
+/// (a reduced value read back inside the un-reduced loop nest).
+AffineMap dropDimsMap(int64_t rank, ArrayRef<int64_t> dims, MLIRContext *ctx);
+
+enum class ReductionKind { Sum, Max };
+
+/// Reduces `input` over `axes` (sorted) with a linalg.generic; the result
+/// drops the reduced dims.
+Value buildReduction(OpBuilder &b, Location loc, Value input,
+                     ArrayRef<int64_t> axes, ReductionKind kind);
+
+/// Reshapes a static tensor to `resultType` with collapse_shape /
+/// expand_shape (through 1-D when no single reassociation exists).
+Value buildReshape(OpBuilder &b, Location loc, Value input,
+                   RankedTensorType resultType);
+
+/// A scalar constant of `type` (float or integer) with value `v`.
+Value buildScalar(OpBuilder &b, Location loc, Type type, double v);
 
 /// A tensor of `type` filled with zero (accumulator init for contractions).
 Value buildZeroFilled(OpBuilder &b, Location loc, RankedTensorType type);

@@ -7,6 +7,8 @@
 namespace mlir::tp {
 void populateElementwiseLoweringPatterns(RewritePatternSet &patterns);
 void populateContractionLoweringPatterns(RewritePatternSet &patterns);
+void populateNormalizationLoweringPatterns(RewritePatternSet &patterns);
+void populateDataMovementLoweringPatterns(RewritePatternSet &patterns);
 } // namespace mlir::tp
 
 #endif // TP_LIB_CONVERSION_TPTOLINALG_PATTERNS_H

@@ -48,4 +48,6 @@ void tp::populateTPToLinalgPatterns(RewritePatternSet &patterns) {
   patterns.add<ConstantLowering>(patterns.getContext());
   populateElementwiseLoweringPatterns(patterns);
   populateContractionLoweringPatterns(patterns);
+  populateNormalizationLoweringPatterns(patterns);
+  populateDataMovementLoweringPatterns(patterns);
 }

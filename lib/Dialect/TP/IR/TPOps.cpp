@@ -2,15 +2,330 @@
 #include "tp/Dialect/TP/IR/TPOps.h"
 
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/OpImplementation.h"
 
 using namespace mlir;
 using namespace mlir::tp;
 
+static RankedTensorType tensorType(Value v) {
+  return cast<RankedTensorType>(v.getType());
+}
+
+/// Checks that `op`'s result has `shape` and `elemType`, naming both if not.
+static LogicalResult verifyResult(Operation *op, ArrayRef<int64_t> shape,
+                                  Type elemType) {
+  auto expected = RankedTensorType::get(shape, elemType);
+  if (op->getResult(0).getType() != expected)
+    return op->emitOpError("result type ")
+           << op->getResult(0).getType() << " does not match " << expected
+           << ", the type its operands give";
+  return success();
+}
+
+static LogicalResult verifyAxis(Operation *op, int64_t axis, int64_t rank) {
+  if (axis < 0 || axis >= rank)
+    return op->emitOpError("axis ")
+           << axis << " is out of range for rank " << rank
+           << " (expected 0 <= axis < " << rank << ")";
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Constant, cast, where
+//===----------------------------------------------------------------------===//
+
 OpFoldResult ConstantOp::fold(FoldAdaptor) { return getValue(); }
+
+LogicalResult CastOp::verify() {
+  if (tensorType(getInput()).getShape() != getType().getShape())
+    return emitOpError("changes the shape: ")
+           << getInput().getType() << " -> " << getType();
+  return success();
+}
+
+OpFoldResult CastOp::fold(FoldAdaptor adaptor) {
+  if (getInput().getType() == getType())
+    return getInput();
+  auto attr = dyn_cast_if_present<DenseElementsAttr>(adaptor.getInput());
+  if (!attr)
+    return {};
+  Type from = attr.getElementType(), to = getType().getElementType();
+  auto toInt = dyn_cast<IntegerType>(to);
+  auto toFloat = dyn_cast<FloatType>(to);
+  if (isa<IntegerType>(from)) {
+    if (toInt)
+      return attr.mapValues(to, [&](const APInt &v) {
+        return v.sextOrTrunc(toInt.getWidth());
+      });
+    if (toFloat)
+      return attr.mapValues(to, [&](const APInt &v) {
+        APFloat f(toFloat.getFloatSemantics());
+        f.convertFromAPInt(v, /*isSigned=*/v.getBitWidth() > 1,
+                           APFloat::rmNearestTiesToEven);
+        return f.bitcastToAPInt();
+      });
+  } else if (isa<FloatType>(from)) {
+    if (toInt)
+      return attr.mapValues(to, [&](const APFloat &v) {
+        APSInt i(toInt.getWidth(), /*isUnsigned=*/toInt.getWidth() == 1);
+        bool exact;
+        v.convertToInteger(i, APFloat::rmTowardZero, &exact);
+        return APInt(i);
+      });
+    if (toFloat)
+      return attr.mapValues(to, [&](const APFloat &v) {
+        APFloat f = v;
+        bool lost;
+        f.convert(toFloat.getFloatSemantics(), APFloat::rmNearestTiesToEven,
+                  &lost);
+        return f.bitcastToAPInt();
+      });
+  }
+  return {};
+}
+
+LogicalResult WhereOp::verify() {
+  std::string why;
+  auto shape = broadcastShapes(tensorType(getCondition()).getShape(),
+                               tensorType(getLhs()).getShape(), why);
+  if (shape)
+    shape = broadcastShapes(*shape, tensorType(getRhs()).getShape(), why);
+  if (!shape)
+    return emitOpError(why);
+  Type elemType = tensorType(getLhs()).getElementType();
+  if (elemType != tensorType(getRhs()).getElementType())
+    return emitOpError("branch element types differ: ")
+           << getLhs().getType() << " vs " << getRhs().getType();
+  return verifyResult(*this, *shape, elemType);
+}
+
+//===----------------------------------------------------------------------===//
+// Contractions, normalizations, reductions
+//===----------------------------------------------------------------------===//
 
 LogicalResult MatMulOp::verify() {
   return verifyBinaryOpType(*this, matmulShape);
+}
+
+static LogicalResult verifySoftmaxLike(Operation *op, int64_t axis) {
+  return verifyAxis(op, axis, tensorType(op->getOperand(0)).getRank());
+}
+LogicalResult SoftmaxOp::verify() { return verifySoftmaxLike(*this, getAxis()); }
+LogicalResult LogSoftmaxOp::verify() {
+  return verifySoftmaxLike(*this, getAxis());
+}
+
+LogicalResult LayerNormOp::verify() {
+  RankedTensorType in = tensorType(getInput());
+  if (failed(verifyAxis(*this, getAxis(), in.getRank())))
+    return failure();
+  ArrayRef<int64_t> normalized = in.getShape().drop_front(getAxis());
+  for (Value v : {getScale(), getBias()}) {
+    RankedTensorType t = tensorType(v);
+    if (t.getShape() != normalized || t.getElementType() != in.getElementType())
+      return emitOpError("scale and bias must be ")
+             << RankedTensorType::get(normalized, in.getElementType())
+             << " (the normalized dims of " << in << "), got " << t;
+  }
+  return verifyResult(*this, in.getShape(), in.getElementType());
+}
+
+/// The shape left by reducing `axes` of `shape`.
+static SmallVector<int64_t> reducedShape(ArrayRef<int64_t> shape,
+                                         ArrayRef<int64_t> axes,
+                                         bool keepdims) {
+  SmallVector<int64_t> out;
+  for (auto [i, d] : llvm::enumerate(shape)) {
+    if (!llvm::is_contained(axes, int64_t(i)))
+      out.push_back(d);
+    else if (keepdims)
+      out.push_back(1);
+  }
+  return out;
+}
+
+static LogicalResult verifyReduce(Operation *op, ArrayRef<int64_t> axes,
+                                  bool keepdims) {
+  RankedTensorType in = tensorType(op->getOperand(0));
+  for (auto [i, a] : llvm::enumerate(axes)) {
+    if (failed(verifyAxis(op, a, in.getRank())))
+      return failure();
+    if (i > 0 && axes[i - 1] >= a)
+      return op->emitOpError("axes must be sorted and unique, got [")
+             << axes << "]";
+  }
+  return verifyResult(op, reducedShape(in.getShape(), axes, keepdims),
+                      in.getElementType());
+}
+LogicalResult ReduceSumOp::verify() {
+  return verifyReduce(*this, getAxes(), getKeepdims());
+}
+LogicalResult ReduceMeanOp::verify() {
+  return verifyReduce(*this, getAxes(), getKeepdims());
+}
+LogicalResult ReduceMaxOp::verify() {
+  return verifyReduce(*this, getAxes(), getKeepdims());
+}
+
+//===----------------------------------------------------------------------===//
+// Data movement
+//===----------------------------------------------------------------------===//
+
+LogicalResult ReshapeOp::verify() {
+  RankedTensorType in = tensorType(getInput()), out = getType();
+  if (in.getElementType() != out.getElementType())
+    return emitOpError("changes the element type: ") << in << " -> " << out;
+  if (in.getNumElements() != out.getNumElements())
+    return emitOpError("changes the number of elements: ")
+           << formatShape(in.getShape()) << " has " << in.getNumElements()
+           << ", " << formatShape(out.getShape()) << " has "
+           << out.getNumElements();
+  return success();
+}
+
+OpFoldResult ReshapeOp::fold(FoldAdaptor adaptor) {
+  if (getInput().getType() == getType())
+    return getInput();
+  if (auto attr = dyn_cast_if_present<DenseElementsAttr>(adaptor.getInput()))
+    return attr.reshape(getType());
+  // reshape(reshape(x)) -> reshape(x)
+  if (auto inner = getInput().getDefiningOp<ReshapeOp>()) {
+    getInputMutable().assign(inner.getInput());
+    return getResult();
+  }
+  return {};
+}
+
+LogicalResult TransposeOp::verify() {
+  RankedTensorType in = tensorType(getInput());
+  ArrayRef<int64_t> perm = getPerm();
+  SmallVector<bool> seen(in.getRank(), false);
+  bool valid = int64_t(perm.size()) == in.getRank();
+  for (int64_t p : perm) {
+    valid = valid && p >= 0 && p < in.getRank() && !seen[p];
+    if (valid)
+      seen[p] = true;
+  }
+  if (!valid)
+    return emitOpError("perm [") << perm << "] is not a permutation of the "
+                                 << in.getRank() << " dims of " << in;
+  SmallVector<int64_t> shape;
+  for (int64_t p : perm)
+    shape.push_back(in.getDimSize(p));
+  return verifyResult(*this, shape, in.getElementType());
+}
+
+LogicalResult ConcatOp::verify() {
+  if (getInputs().empty())
+    return emitOpError("needs at least one input");
+  RankedTensorType first = tensorType(getInputs().front());
+  if (failed(verifyAxis(*this, getAxis(), first.getRank())))
+    return failure();
+  SmallVector<int64_t> shape(first.getShape());
+  for (Value v : getInputs().drop_front()) {
+    RankedTensorType t = tensorType(v);
+    bool compatible = t.getRank() == first.getRank() &&
+                      t.getElementType() == first.getElementType();
+    for (int64_t d = 0; compatible && d < t.getRank(); ++d)
+      compatible = d == getAxis() || t.getDimSize(d) == first.getDimSize(d);
+    if (!compatible)
+      return emitOpError("input ")
+             << t << " does not match " << first << " outside axis "
+             << getAxis();
+    shape[getAxis()] += t.getDimSize(getAxis());
+  }
+  return verifyResult(*this, shape, first.getElementType());
+}
+
+OpFoldResult ConcatOp::fold(FoldAdaptor adaptor) {
+  if (getInputs().size() == 1)
+    return getInputs().front();
+  if (getType().getRank() != 1)
+    return {};
+  SmallVector<Attribute> values;
+  for (Attribute a : adaptor.getInputs()) {
+    auto attr = dyn_cast_if_present<DenseElementsAttr>(a);
+    if (!attr)
+      return {};
+    llvm::append_range(values, attr.getValues<Attribute>());
+  }
+  return DenseElementsAttr::get(getType(), values);
+}
+
+LogicalResult SliceOp::verify() {
+  RankedTensorType in = tensorType(getInput());
+  ArrayRef<int64_t> starts = getStarts(), limits = getLimits(),
+                    steps = getSteps();
+  int64_t rank = in.getRank();
+  if (int64_t(starts.size()) != rank || int64_t(limits.size()) != rank ||
+      int64_t(steps.size()) != rank)
+    return emitOpError("needs one start, limit and step per dim of ") << in;
+  SmallVector<int64_t> shape;
+  for (int64_t d = 0; d < rank; ++d) {
+    if (steps[d] <= 0 || starts[d] < 0 || starts[d] > limits[d] ||
+        limits[d] > in.getDimSize(d))
+      return emitOpError("dim ")
+             << d << ": start " << starts[d] << ", limit " << limits[d]
+             << ", step " << steps[d] << " is not a valid slice of size "
+             << in.getDimSize(d)
+             << " (expected 0 <= start <= limit <= size, step > 0)";
+    shape.push_back((limits[d] - starts[d] + steps[d] - 1) / steps[d]);
+  }
+  return verifyResult(*this, shape, in.getElementType());
+}
+
+OpFoldResult SliceOp::fold(FoldAdaptor adaptor) {
+  if (getInput().getType() == getType())
+    return getInput();
+  auto attr = dyn_cast_if_present<DenseElementsAttr>(adaptor.getInput());
+  if (!attr || getType().getRank() != 1)
+    return {};
+  auto all = llvm::to_vector(attr.getValues<Attribute>());
+  SmallVector<Attribute> values;
+  for (int64_t i = getStarts()[0]; i < getLimits()[0]; i += getSteps()[0])
+    values.push_back(all[i]);
+  return DenseElementsAttr::get(getType(), values);
+}
+
+LogicalResult GatherOp::verify() {
+  RankedTensorType data = tensorType(getData());
+  if (failed(verifyAxis(*this, getAxis(), data.getRank())))
+    return failure();
+  SmallVector<int64_t> shape(data.getShape().take_front(getAxis()));
+  llvm::append_range(shape, tensorType(getIndices()).getShape());
+  llvm::append_range(shape, data.getShape().drop_front(getAxis() + 1));
+  return verifyResult(*this, shape, data.getElementType());
+}
+
+OpFoldResult GatherOp::fold(FoldAdaptor adaptor) {
+  auto data = dyn_cast_if_present<DenseElementsAttr>(adaptor.getData());
+  auto indices = dyn_cast_if_present<DenseElementsAttr>(adaptor.getIndices());
+  if (!data || !indices || data.getType().getRank() != 1)
+    return {};
+  auto all = llvm::to_vector(data.getValues<Attribute>());
+  int64_t size = all.size();
+  SmallVector<Attribute> values;
+  for (const APInt &i : indices.getValues<APInt>()) {
+    int64_t idx = i.getSExtValue();
+    if (idx < 0)
+      idx += size;
+    if (idx < 0 || idx >= size)
+      return {};
+    values.push_back(all[idx]);
+  }
+  return DenseElementsAttr::get(getType(), values);
+}
+
+LogicalResult ExpandOp::verify() {
+  RankedTensorType in = tensorType(getInput());
+  std::string why;
+  auto shape = broadcastShapes(in.getShape(), getType().getShape(), why);
+  if (!shape || *shape != getType().getShape())
+    return emitOpError("cannot broadcast ")
+           << in << " to " << getType()
+           << (why.empty() ? std::string() : ": " + why);
+  return verifyResult(*this, getType().getShape(), in.getElementType());
 }
 
 #define GET_OP_CLASSES

@@ -8,6 +8,7 @@
 #include "mlir/Interfaces/InferTypeOpInterface.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "tp/Dialect/TP/IR/TPDialect.h"
+#include "tp/Dialect/TP/IR/TPFolders.h"
 #include "tp/Dialect/TP/IR/TPShapes.h"
 
 #define GET_OP_CLASSES

@@ -63,7 +63,11 @@ class TP_BroadcastBinaryOp<string mnemonic, string onnxName, list<Trait> traits 
     }]>
   ];
   let hasVerifier = 1;
+  let hasFolder = 1;
   let extraClassDefinition = [{
+    ::mlir::OpFoldResult $cppClass::fold(FoldAdaptor adaptor) {
+      return ::mlir::tp::foldBinaryOp(*this, adaptor.getLhs(), adaptor.getRhs());
+    }
     ::llvm::LogicalResult $cppClass::verify() {
       return ::mlir::tp::verifyBinaryOpType(*this, ::mlir::tp::broadcastShapes);
     }
@@ -74,11 +78,16 @@ def TP_AddOp : TP_BroadcastBinaryOp<"add", "Add", [Commutative]>;
 def TP_SubOp : TP_BroadcastBinaryOp<"sub", "Sub">;
 def TP_MulOp : TP_BroadcastBinaryOp<"mul", "Mul", [Commutative]>;
 def TP_DivOp : TP_BroadcastBinaryOp<"div", "Div">;
+def TP_PowOp : TP_BroadcastBinaryOp<"pow", "Pow">;
+def TP_MaxOp : TP_BroadcastBinaryOp<"max", "Max", [Commutative]>;
+def TP_MinOp : TP_BroadcastBinaryOp<"min", "Min", [Commutative]>;
 
 // Unary elementwise ops: the result has the operand's type.
 class TP_UnaryOp<string mnemonic, string onnxName, list<Trait> traits = []>
     : TP_Op<mnemonic, !listconcat(traits, [Pure, SameOperandsAndResultType])> {
   let summary = "elementwise " # onnxName;
+  let description = "ONNX `" # onnxName # "` elementwise on a float tensor; "
+                    "the result has the operand's type.";
   let arguments = (ins TP_FloatTensor:$input);
   let results = (outs TP_FloatTensor:$result);
   let assemblyFormat = "$input attr-dict `:` type($input)";
@@ -92,6 +101,50 @@ def TP_ReluOp : TP_UnaryOp<"relu", "Relu"> {
     %h = tp.relu %x : tensor<8x256xf32>
     ```
   }];
+}
+def TP_NegOp : TP_UnaryOp<"neg", "Neg">;
+def TP_SqrtOp : TP_UnaryOp<"sqrt", "Sqrt">;
+def TP_ErfOp : TP_UnaryOp<"erf", "Erf">;
+def TP_TanhOp : TP_UnaryOp<"tanh", "Tanh">;
+def TP_SigmoidOp : TP_UnaryOp<"sigmoid", "Sigmoid">;
+def TP_ExpOp : TP_UnaryOp<"exp", "Exp">;
+def TP_LogOp : TP_UnaryOp<"log", "Log">;
+def TP_ReciprocalOp : TP_UnaryOp<"reciprocal", "Reciprocal">;
+
+def TP_CastOp : TP_Op<"cast", [Pure]> {
+  let summary = "ONNX Cast: convert the element type";
+  let description = [{
+    Same shape, another element type; floats round to nearest, floats to
+    integers truncate toward zero, and `i1` is ONNX `bool`.
+
+    ```mlir
+    %y = tp.cast %x : tensor<4xi64> -> tensor<4xf32>
+    ```
+  }];
+  let arguments = (ins TP_Tensor:$input);
+  let results = (outs TP_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+def TP_WhereOp : TP_Op<"where", [Pure]> {
+  let summary = "ONNX Where: select with three-way broadcasting";
+  let description = [{
+    `cond ? x : y` elementwise; the three shapes broadcast together.
+
+    ```mlir
+    %r = tp.where %c, %x, %y : tensor<4x4xi1>, tensor<4x4xf32>, tensor<f32> -> tensor<4x4xf32>
+    ```
+  }];
+  let arguments = (ins StaticShapeTensorOf<[I1]>:$condition, TP_Tensor:$lhs,
+                       TP_Tensor:$rhs);
+  let results = (outs TP_Tensor:$result);
+  let assemblyFormat = [{
+    $condition `,` $lhs `,` $rhs attr-dict `:` type($condition) `,` type($lhs)
+    `,` type($rhs) `->` type($result)
+  }];
+  let hasVerifier = 1;
 }
 
 //===----------------------------------------------------------------------===//
@@ -125,6 +178,178 @@ def TP_MatMulOp : TP_Op<"matmul", [Pure]> {
             lhs, rhs);
     }]>
   ];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Normalizations and reductions
+//===----------------------------------------------------------------------===//
+
+class TP_SoftmaxLikeOp<string mnemonic, string onnxName>
+    : TP_Op<mnemonic, [Pure, SameOperandsAndResultType]> {
+  let summary = "ONNX " # onnxName # " along one axis (opset 13 semantics)";
+  let description = [{
+    Normalizes along `axis` only (non-negative, less than the rank). Opset
+    11-12 models, whose }] # onnxName # [{ flattens from `axis` on, are
+    imported through reshapes around this op.
+
+    ```mlir
+    %p = tp.}] # mnemonic # [{ %s {axis = 3 : i64} : tensor<4x4x16x16xf32>
+    ```
+  }];
+  let arguments = (ins TP_FloatTensor:$input, I64Attr:$axis);
+  let results = (outs TP_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+  let hasVerifier = 1;
+}
+
+def TP_SoftmaxOp : TP_SoftmaxLikeOp<"softmax", "Softmax">;
+def TP_LogSoftmaxOp : TP_SoftmaxLikeOp<"log_softmax", "LogSoftmax">;
+
+def TP_LayerNormOp : TP_Op<"layer_norm", [Pure]> {
+  let summary = "ONNX LayerNormalization over the dims from `axis` on";
+  let description = [{
+    `(x - mean) / sqrt(var + epsilon) * scale + bias`, with mean and (biased)
+    variance over dims `[axis, rank)`; `scale` and `bias` have exactly the
+    normalized dims' shape.
+
+    ```mlir
+    %y = tp.layer_norm %x, %g, %b {axis = 2 : i64, epsilon = 1.0e-05 : f32}
+        : tensor<4x16x64xf32>, tensor<64xf32>, tensor<64xf32> -> tensor<4x16x64xf32>
+    ```
+  }];
+  let arguments = (ins TP_FloatTensor:$input, TP_FloatTensor:$scale,
+                       TP_FloatTensor:$bias, I64Attr:$axis, F32Attr:$epsilon);
+  let results = (outs TP_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $scale `,` $bias attr-dict `:` type($input) `,` type($scale) `,`
+    type($bias) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+class TP_ReduceOp<string mnemonic, string onnxName>
+    : TP_Op<mnemonic, [Pure]> {
+  let summary = "ONNX " # onnxName # " over a set of axes";
+  let description = [{
+    Reduces the listed `axes` (sorted, unique, non-negative); `keepdims`
+    keeps them as size-1 dims.
+
+    ```mlir
+    %m = tp.}] # mnemonic # [{ %x {axes = array<i64: 2>, keepdims = true} : tensor<4x16x64xf32> -> tensor<4x16x1xf32>
+    ```
+  }];
+  let arguments = (ins TP_NumericTensor:$input, DenseI64ArrayAttr:$axes,
+                       BoolAttr:$keepdims);
+  let results = (outs TP_NumericTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def TP_ReduceSumOp : TP_ReduceOp<"reduce_sum", "ReduceSum">;
+def TP_ReduceMeanOp : TP_ReduceOp<"reduce_mean", "ReduceMean">;
+def TP_ReduceMaxOp : TP_ReduceOp<"reduce_max", "ReduceMax">;
+
+//===----------------------------------------------------------------------===//
+// Data movement
+//===----------------------------------------------------------------------===//
+
+def TP_ReshapeOp : TP_Op<"reshape", [Pure]> {
+  let summary = "ONNX Reshape / Squeeze / Unsqueeze / Flatten with a static target";
+  let description = [{
+    Same elements in row-major order, another static shape. The importer
+    resolves ONNX's `0` and `-1` entries.
+
+    ```mlir
+    %h = tp.reshape %q : tensor<4x16x64xf32> -> tensor<4x16x4x16xf32>
+    ```
+  }];
+  let arguments = (ins TP_Tensor:$input);
+  let results = (outs TP_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+def TP_TransposeOp : TP_Op<"transpose", [Pure]> {
+  let summary = "ONNX Transpose: permute dims";
+  let description = [{
+    Result dim `i` is input dim `perm[i]`.
+
+    ```mlir
+    %t = tp.transpose %w {perm = array<i64: 1, 0>} : tensor<256x64xf32> -> tensor<64x256xf32>
+    ```
+  }];
+  let arguments = (ins TP_Tensor:$input, DenseI64ArrayAttr:$perm);
+  let results = (outs TP_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def TP_ConcatOp : TP_Op<"concat", [Pure]> {
+  let summary = "ONNX Concat along one axis";
+  let description = [{
+    ```mlir
+    %s = tp.concat %a, %b {axis = 0 : i64} : tensor<2xi64>, tensor<1xi64> -> tensor<3xi64>
+    ```
+  }];
+  let arguments = (ins Variadic<TP_Tensor>:$inputs, I64Attr:$axis);
+  let results = (outs TP_Tensor:$result);
+  let assemblyFormat = "$inputs attr-dict `:` type($inputs) `->` type($result)";
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+def TP_SliceOp : TP_Op<"slice", [Pure]> {
+  let summary = "ONNX Slice / Split with static, positive-step bounds";
+  let description = [{
+    For every dim `d`, takes indices `starts[d], starts[d] + steps[d], ...`
+    below `limits[d]`; bounds are clamped and non-negative, steps positive.
+
+    ```mlir
+    %q = tp.slice %qkv {starts = array<i64: 0, 0>, limits = array<i64: 8, 64>, steps = array<i64: 1, 1>}
+        : tensor<8x192xf32> -> tensor<8x64xf32>
+    ```
+  }];
+  let arguments = (ins TP_Tensor:$input, DenseI64ArrayAttr:$starts,
+                       DenseI64ArrayAttr:$limits, DenseI64ArrayAttr:$steps);
+  let results = (outs TP_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+def TP_GatherOp : TP_Op<"gather", [Pure]> {
+  let summary = "ONNX Gather: take slices of `data` along `axis` (embedding lookup)";
+  let description = [{
+    Result shape is `data.shape[:axis] + indices.shape + data.shape[axis+1:]`;
+    negative indices count from the end, as in ONNX.
+
+    ```mlir
+    %e = tp.gather %table, %ids {axis = 0 : i64} : tensor<1000x64xf32>, tensor<4x16xi64> -> tensor<4x16x64xf32>
+    ```
+  }];
+  let arguments = (ins TP_Tensor:$data,
+                       StaticShapeTensorOf<[AnySignlessInteger]>:$indices,
+                       I64Attr:$axis);
+  let results = (outs TP_Tensor:$result);
+  let assemblyFormat = [{
+    $data `,` $indices attr-dict `:` type($data) `,` type($indices) `->` type($result)
+  }];
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+def TP_ExpandOp : TP_Op<"expand", [Pure]> {
+  let summary = "ONNX Expand: broadcast to a static shape";
+  let description = [{
+    ```mlir
+    %b = tp.expand %x : tensor<1x64xf32> -> tensor<8x64xf32>
+    ```
+  }];
+  let arguments = (ins TP_Tensor:$input);
+  let results = (outs TP_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
   let hasVerifier = 1;
 }
 

@@ -1,0 +1,109 @@
+//===- DataMovement.cpp - lower reshape, transpose, concat, slice, gather -===//
+#include "LinalgBuilders.h"
+#include "Patterns.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "tp/Dialect/TP/IR/TPOps.h"
+
+using namespace mlir;
+using namespace mlir::tp;
+
+namespace {
+
+struct ReshapeLowering : OpRewritePattern<ReshapeOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(ReshapeOp op,
+                                PatternRewriter &rewriter) const override {
+    rewriter.replaceOp(op, buildReshape(rewriter, op.getLoc(), op.getInput(),
+                                        op.getType()));
+    return success();
+  }
+};
+
+struct TransposeLowering : OpRewritePattern<TransposeOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(TransposeOp op,
+                                PatternRewriter &rewriter) const override {
+    RankedTensorType type = op.getType();
+    Value init = tensor::EmptyOp::create(rewriter, op.getLoc(), type.getShape(),
+                                         type.getElementType());
+    auto transpose = linalg::TransposeOp::create(
+        rewriter, op.getLoc(), op.getInput(), init, op.getPerm());
+    rewriter.replaceOp(op, transpose.getResult());
+    return success();
+  }
+};
+
+struct ConcatLowering : OpRewritePattern<ConcatOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(ConcatOp op,
+                                PatternRewriter &rewriter) const override {
+    rewriter.replaceOpWithNewOp<tensor::ConcatOp>(op, op.getType(),
+                                                  op.getAxis(), op.getInputs());
+    return success();
+  }
+};
+
+struct SliceLowering : OpRewritePattern<SliceOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(SliceOp op,
+                                PatternRewriter &rewriter) const override {
+    rewriter.replaceOpWithNewOp<tensor::ExtractSliceOp>(
+        op, op.getType(), op.getInput(), ValueRange{}, ValueRange{},
+        ValueRange{}, op.getStarts(), op.getType().getShape(), op.getSteps());
+    return success();
+  }
+};
+
+/// out[pre..., idx..., post...] = data[pre..., indices[idx...], post...],
+/// with negative indices counted from the end as in ONNX.
+struct GatherLowering : OpRewritePattern<GatherOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(GatherOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    RankedTensorType type = op.getType();
+    auto dataType = cast<RankedTensorType>(op.getData().getType());
+    auto idxType = cast<RankedTensorType>(op.getIndices().getType());
+    int64_t axis = op.getAxis(), idxRank = idxType.getRank();
+    MLIRContext *ctx = rewriter.getContext();
+    SmallVector<AffineExpr> idxExprs;
+    for (int64_t i = 0; i < idxRank; ++i)
+      idxExprs.push_back(getAffineDimExpr(axis + i, ctx));
+    AffineMap idxMap = AffineMap::get(type.getRank(), 0, idxExprs, ctx);
+    Value data = op.getData();
+    Value result = buildParallelGeneric(
+        rewriter, loc, type, op.getIndices(), idxMap,
+        [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+          Value idx = arith::IndexCastOp::create(b, l, b.getIndexType(), a[0]);
+          Value size = arith::ConstantIndexOp::create(
+              b, l, dataType.getDimSize(axis));
+          Value zero = arith::ConstantIndexOp::create(b, l, 0);
+          Value negative =
+              arith::CmpIOp::create(b, l, arith::CmpIPredicate::slt, idx, zero);
+          idx = arith::SelectOp::create(
+              b, l, negative, arith::AddIOp::create(b, l, idx, size), idx);
+          SmallVector<Value> coords;
+          for (int64_t d = 0; d < dataType.getRank(); ++d) {
+            if (d < axis)
+              coords.push_back(linalg::IndexOp::create(b, l, d));
+            else if (d == axis)
+              coords.push_back(idx);
+            else
+              coords.push_back(linalg::IndexOp::create(b, l, d - 1 + idxRank));
+          }
+          return tensor::ExtractOp::create(b, l, data, coords);
+        });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+} // namespace
+
+void tp::populateDataMovementLoweringPatterns(RewritePatternSet &patterns) {
+  patterns.add<ReshapeLowering, TransposeLowering, ConcatLowering,
+               SliceLowering, GatherLowering>(patterns.getContext());
+}

@@ -1,0 +1,51 @@
+//===- OnnxImporter.h - ONNX model -> tp dialect --------------*- C++ -*-===//
+//
+// Reads an ONNX model (binary protobuf, or ONNX's text syntax when the file
+// starts with `<`), checks it with onnx::checker, and imports its graph as
+// one func.func in the tp dialect with static shapes.
+//
+// Function signature, in this fixed order:
+//   1. the graph inputs that are not initializers, in graph order, each with
+//      `{tp.input = "<onnx name>"}`;
+//   2. the floating-point initializers (the weights), in initializer order,
+//      each with `{tp.param = "<onnx name>"}`; their data stays in the ONNX
+//      file and is loaded by the runtime.
+// Integer initializers (shapes, indices) become tp.constant ops. Results are
+// the graph outputs, each with `{tp.output = "<onnx name>"}`. Every op's
+// location is its ONNX node name, e.g. loc("/fc1/Gemm").
+//
+//===----------------------------------------------------------------------===//
+#ifndef TP_IMPORT_ONNXIMPORTER_H
+#define TP_IMPORT_ONNXIMPORTER_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OwningOpRef.h"
+#include "llvm/ADT/StringMap.h"
+
+namespace mlir::tp {
+
+struct OnnxImportOptions {
+  /// Static shapes for graph inputs (`--shape x=8x64`); required for every
+  /// input with a symbolic or unknown dim.
+  llvm::StringMap<SmallVector<int64_t>> inputShapes;
+  /// Name of the imported function.
+  std::string functionName = "forward";
+};
+
+/// The ONNX opsets (default domain) the importer accepts.
+constexpr int64_t kMinOnnxOpset = 11;
+constexpr int64_t kMaxOnnxOpset = 17;
+
+/// Imports `path`. On failure emits diagnostics (each naming the file, node
+/// or input concerned) and returns null.
+OwningOpRef<ModuleOp> importOnnxFile(MLIRContext *context, StringRef path,
+                                     const OnnxImportOptions &options);
+
+/// Parses `--shape` values such as `x=8x64` into `options`; returns an error
+/// message on malformed input.
+std::optional<std::string> parseShapeBinding(StringRef binding,
+                                             OnnxImportOptions &options);
+
+} // namespace mlir::tp
+
+#endif // TP_IMPORT_ONNXIMPORTER_H

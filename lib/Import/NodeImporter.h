@@ -1,0 +1,102 @@
+//===- NodeImporter.h - the state one ONNX node is imported with -*- C++ -*-===//
+#ifndef TP_LIB_IMPORT_NODEIMPORTER_H
+#define TP_LIB_IMPORT_NODEIMPORTER_H
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Diagnostics.h"
+#include "onnx/onnx_pb.h"
+
+namespace mlir::tp {
+
+/// The ONNX element type as an MLIR type (ONNX bool is i1), or null.
+Type convertOnnxElementType(int32_t onnxType, MLIRContext *ctx);
+
+/// The ONNX TensorProto name of an element type, for messages.
+std::string onnxElementTypeName(int32_t onnxType);
+
+/// The contents of a TensorProto (raw_data or typed fields) as an attribute.
+/// Fails with `error` set for external data or unsupported element types.
+DenseElementsAttr convertOnnxTensor(const onnx::TensorProto &tensor,
+                                    MLIRContext *ctx, std::string &error);
+
+/// One node being imported: its inputs as Values (null where an optional
+/// input is absent), its attributes, and the outputs the handler produces.
+/// Errors are emitted at the node's location and name it.
+class NodeImporter {
+public:
+  NodeImporter(OpBuilder &builder, const onnx::NodeProto &node, Location loc,
+               int64_t opset, SmallVector<Value> inputs)
+      : b(builder), node(node), loc(loc), opset(opset),
+        inputs(std::move(inputs)) {}
+
+  OpBuilder &b;
+  const onnx::NodeProto &node;
+  Location loc;
+  int64_t opset;
+  SmallVector<Value> inputs;
+  SmallVector<Value> outputs;
+
+  /// `ONNX node '<name>' (<OpType>): ` followed by the caller's message.
+  InFlightDiagnostic error();
+  /// The node's name as used in locations and messages.
+  StringRef nameLocName() const;
+
+  /// Input `i`, or null if absent.
+  Value input(unsigned i) const { return i < inputs.size() ? inputs[i] : Value(); }
+  /// Input `i`, emitting an error if absent.
+  FailureOr<Value> requiredInput(unsigned i, StringRef what);
+  RankedTensorType typeOf(Value v) const {
+    return cast<RankedTensorType>(v.getType());
+  }
+  /// Number of outputs the graph uses (trailing optional ones may be unnamed).
+  unsigned numOutputs() const { return node.output_size(); }
+  bool outputUsed(unsigned i) const {
+    return int(i) < node.output_size() && !node.output(i).empty();
+  }
+
+  const onnx::AttributeProto *attr(StringRef name) const;
+  int64_t intAttr(StringRef name, int64_t dflt) const;
+  float floatAttr(StringRef name, float dflt) const;
+  std::optional<SmallVector<int64_t>> intsAttr(StringRef name) const;
+
+  /// The integer contents of a compile-time constant input (shape, axes,
+  /// starts...), or an error naming the input.
+  FailureOr<SmallVector<int64_t>> constantInts(Value v, StringRef what);
+
+  /// Normalizes a possibly negative axis against `rank`, or an error.
+  FailureOr<int64_t> normalizeAxis(int64_t axis, int64_t rank,
+                                   StringRef what = "axis");
+
+  /// Builds the tp op and checks it verifies, so that shape errors are
+  /// reported against this node rather than later.
+  template <typename OpTy, typename... Args>
+  FailureOr<Value> create(Type resultType, Args &&...args) {
+    auto op = OpTy::create(b, loc, resultType, std::forward<Args>(args)...);
+    return finish(op);
+  }
+  template <typename OpTy, typename... Args>
+  FailureOr<Value> createInferred(Args &&...args) {
+    auto op = OpTy::create(b, loc, std::forward<Args>(args)...);
+    return finish(op);
+  }
+
+  /// A tp.constant of `attr`.
+  Value constant(DenseElementsAttr attr);
+
+private:
+  FailureOr<Value> finish(Operation *op);
+};
+
+using NodeHandler = LogicalResult (*)(NodeImporter &);
+
+/// The handler for ONNX `opType` in the default domain, or null.
+NodeHandler lookupNodeHandler(StringRef opType);
+
+/// Every supported op type with the first opset it is imported from (for
+/// docs and --help).
+ArrayRef<std::pair<StringRef, int64_t>> supportedOnnxOps();
+
+} // namespace mlir::tp
+
+#endif // TP_LIB_IMPORT_NODEIMPORTER_H

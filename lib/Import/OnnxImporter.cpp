@@ -1,0 +1,434 @@
+//===- OnnxImporter.cpp - ONNX graph -> tp func.func ----------------------===//
+#include "tp/Import/OnnxImporter.h"
+#include "NodeImporter.h"
+#include "OnnxModelLoader.h"
+#include "tp/Dialect/TP/IR/TPOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/IR/Verifier.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace mlir;
+using namespace mlir::tp;
+
+//===----------------------------------------------------------------------===//
+// NodeImporter
+//===----------------------------------------------------------------------===//
+
+InFlightDiagnostic NodeImporter::error() {
+  return emitError(loc) << "ONNX node '" << nameLocName() << "' ("
+                        << node.op_type() << "): ";
+}
+
+StringRef NodeImporter::nameLocName() const {
+  if (auto name = dyn_cast<NameLoc>(loc))
+    return name.getName().strref();
+  return node.op_type();
+}
+
+FailureOr<Value> NodeImporter::requiredInput(unsigned i, StringRef what) {
+  if (Value v = input(i))
+    return v;
+  error() << "missing input " << i << " (" << what << ")";
+  return failure();
+}
+
+const onnx::AttributeProto *NodeImporter::attr(StringRef name) const {
+  for (const auto &a : node.attribute())
+    if (a.name() == name)
+      return &a;
+  return nullptr;
+}
+
+int64_t NodeImporter::intAttr(StringRef name, int64_t dflt) const {
+  const auto *a = attr(name);
+  return a ? a->i() : dflt;
+}
+
+float NodeImporter::floatAttr(StringRef name, float dflt) const {
+  const auto *a = attr(name);
+  return a ? a->f() : dflt;
+}
+
+std::optional<SmallVector<int64_t>>
+NodeImporter::intsAttr(StringRef name) const {
+  const auto *a = attr(name);
+  if (!a)
+    return std::nullopt;
+  return SmallVector<int64_t>(a->ints().begin(), a->ints().end());
+}
+
+FailureOr<SmallVector<int64_t>> NodeImporter::constantInts(Value v,
+                                                           StringRef what) {
+  DenseIntElementsAttr attr;
+  if (!v || !matchPattern(v, m_Constant(&attr))) {
+    error() << "the " << what
+            << " input must be a compile-time constant (tp compiles static "
+               "shapes; bind symbolic input dims with --shape)";
+    return failure();
+  }
+  SmallVector<int64_t> values;
+  for (const APInt &i : attr.getValues<APInt>())
+    values.push_back(i.getSExtValue());
+  return values;
+}
+
+FailureOr<int64_t> NodeImporter::normalizeAxis(int64_t axis, int64_t rank,
+                                               StringRef what) {
+  if (axis < -rank || axis >= rank) {
+    error() << what << " " << axis << " is out of range for rank " << rank;
+    return failure();
+  }
+  return axis < 0 ? axis + rank : axis;
+}
+
+Value NodeImporter::constant(DenseElementsAttr attr) {
+  return ConstantOp::create(b, loc, attr);
+}
+
+FailureOr<Value> NodeImporter::finish(Operation *op) {
+  // Verify now so a shape error names this node, then fold: ONNX shape
+  // arithmetic collapses to constants that later nodes (Reshape) read.
+  SmallVector<std::string> messages;
+  {
+    ScopedDiagnosticHandler collect(op->getContext(), [&](Diagnostic &diag) {
+      if (diag.getSeverity() != DiagnosticSeverity::Error)
+        return failure();
+      messages.push_back(diag.str());
+      return success();
+    });
+    (void)verify(op);
+  }
+  if (!messages.empty()) {
+    op->erase();
+    for (const std::string &m : messages)
+      error() << m;
+    return failure();
+  }
+  SmallVector<OpFoldResult> folded;
+  if (succeeded(op->fold(folded)) && folded.size() == 1) {
+    if (auto v = dyn_cast<Value>(folded[0])) {
+      if (v != op->getResult(0))
+        op->erase();
+      return v;
+    }
+    auto attr = cast<DenseElementsAttr>(cast<Attribute>(folded[0]));
+    op->erase();
+    return constant(attr);
+  }
+  return op->getResult(0);
+}
+
+//===----------------------------------------------------------------------===//
+// Graph import
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+class GraphImporter {
+public:
+  GraphImporter(MLIRContext *ctx, StringRef path,
+                const OnnxImportOptions &options)
+      : ctx(ctx), path(path), options(options), b(ctx) {}
+
+  OwningOpRef<ModuleOp> run(onnx::ModelProto &model);
+
+private:
+  MLIRContext *ctx;
+  std::string path;
+  const OnnxImportOptions &options;
+  OpBuilder b;
+  llvm::StringMap<Value> values;
+  int64_t opset = 0;
+
+  InFlightDiagnostic fileError() {
+    return emitError(UnknownLoc::get(ctx)) << path << ": ";
+  }
+  LogicalResult checkOpsetAndOps(const onnx::ModelProto &model);
+  FailureOr<RankedTensorType> inputType(const onnx::ValueInfoProto &info);
+  LogicalResult bindInputShapes(onnx::GraphProto &graph);
+  Location nodeLoc(const onnx::NodeProto &node, size_t index);
+  LogicalResult importNode(const onnx::NodeProto &node, size_t index);
+};
+
+} // namespace
+
+LogicalResult
+GraphImporter::checkOpsetAndOps(const onnx::ModelProto &model) {
+  for (const auto &o : model.opset_import())
+    if (o.domain().empty() || o.domain() == "ai.onnx")
+      opset = o.version();
+  if (opset < kMinOnnxOpset || opset > kMaxOnnxOpset) {
+    fileError() << "ONNX opset " << opset << " is not supported (tp imports "
+                << "opsets " << kMinOnnxOpset << "-" << kMaxOnnxOpset
+                << "; convert the model with onnx.version_converter)";
+    return failure();
+  }
+  // Report every unsupported node at once, not just the first.
+  std::string list;
+  llvm::raw_string_ostream os(list);
+  llvm::StringSet<> types;
+  int count = 0;
+  for (const auto &[i, node] : llvm::enumerate(model.graph().node())) {
+    bool defaultDomain = node.domain().empty() || node.domain() == "ai.onnx";
+    if (defaultDomain && lookupNodeHandler(node.op_type()))
+      continue;
+    std::string type = defaultDomain ? node.op_type()
+                                     : node.domain() + "." + node.op_type();
+    types.insert(type);
+    os << "\n  " << type << " (node '"
+       << (node.name().empty() ? "#" + std::to_string(i) : node.name())
+       << "', opset " << opset << ")";
+    ++count;
+  }
+  if (count) {
+    fileError() << count << " node(s) of " << types.size()
+                << " unsupported ONNX op type(s):" << list;
+    return failure();
+  }
+  return success();
+}
+
+LogicalResult GraphImporter::bindInputShapes(onnx::GraphProto &graph) {
+  llvm::StringSet<> known;
+  for (auto &in : *graph.mutable_input()) {
+    known.insert(in.name());
+    auto it = options.inputShapes.find(in.name());
+    if (it == options.inputShapes.end())
+      continue;
+    auto *shape = in.mutable_type()->mutable_tensor_type()->mutable_shape();
+    const auto &dims = it->second;
+    if (shape->dim_size() != 0 && shape->dim_size() != int(dims.size())) {
+      fileError() << "--shape " << in.name() << " gives " << dims.size()
+                  << " dims but the input has rank " << shape->dim_size();
+      return failure();
+    }
+    shape->clear_dim();
+    for (int64_t d : dims)
+      shape->add_dim()->set_dim_value(d);
+  }
+  for (const auto &entry : options.inputShapes)
+    if (!known.contains(entry.getKey())) {
+      std::string names;
+      for (const auto &in : graph.input())
+        names += (names.empty() ? "" : ", ") + in.name();
+      fileError() << "--shape names '" << entry.getKey()
+                  << "', which is not a graph input (inputs: " << names << ")";
+      return failure();
+    }
+  return success();
+}
+
+FailureOr<RankedTensorType>
+GraphImporter::inputType(const onnx::ValueInfoProto &info) {
+  if (!info.type().has_tensor_type()) {
+    fileError() << "graph input '" << info.name() << "' is not a tensor";
+    return failure();
+  }
+  const auto &tensor = info.type().tensor_type();
+  Type elemType = convertOnnxElementType(tensor.elem_type(), ctx);
+  if (!elemType) {
+    fileError() << "graph input '" << info.name() << "' has unsupported type "
+                << onnxElementTypeName(tensor.elem_type());
+    return failure();
+  }
+  if (!tensor.has_shape()) {
+    fileError() << "graph input '" << info.name()
+                << "' has no shape; give one with --shape " << info.name()
+                << "=<d0>x<d1>...";
+    return failure();
+  }
+  SmallVector<int64_t> shape;
+  for (const auto &[i, dim] : llvm::enumerate(tensor.shape().dim())) {
+    if (!dim.has_dim_value() || dim.dim_value() <= 0) {
+      auto diag = fileError() << "graph input '" << info.name() << "' dim "
+                              << i;
+      if (dim.has_dim_param())
+        diag << " ('" << dim.dim_param() << "')";
+      diag << " is unknown; bind it with --shape " << info.name()
+           << "=<d0>x<d1>...";
+      return failure();
+    }
+    shape.push_back(dim.dim_value());
+  }
+  return RankedTensorType::get(shape, elemType);
+}
+
+Location GraphImporter::nodeLoc(const onnx::NodeProto &node, size_t index) {
+  // Unnamed nodes (ONNX text syntax) are named after their first output.
+  std::string name = node.name();
+  if (name.empty())
+    name = node.output_size() ? node.output(0)
+                              : node.op_type() + "_" + std::to_string(index);
+  return NameLoc::get(StringAttr::get(ctx, name));
+}
+
+LogicalResult GraphImporter::importNode(const onnx::NodeProto &node,
+                                        size_t index) {
+  Location loc = nodeLoc(node, index);
+  SmallVector<Value> inputs;
+  for (const std::string &name : node.input()) {
+    if (name.empty()) {
+      inputs.push_back(Value());
+      continue;
+    }
+    auto it = values.find(name);
+    if (it == values.end())
+      return emitError(loc) << "ONNX node '" << cast<NameLoc>(loc).getName()
+                            << "' (" << node.op_type() << "): input '" << name
+                            << "' is not produced by any earlier node, input "
+                               "or initializer";
+    inputs.push_back(it->second);
+  }
+  NodeImporter importer(b, node, loc, opset, std::move(inputs));
+  if (failed(lookupNodeHandler(node.op_type())(importer)))
+    return failure();
+  for (auto [i, name] : llvm::enumerate(node.output())) {
+    if (name.empty())
+      continue;
+    if (i >= importer.outputs.size() || !importer.outputs[i])
+      return importer.error() << "output " << i << " ('" << name
+                              << "') is not supported";
+    values[name] = importer.outputs[i];
+  }
+  return success();
+}
+
+OwningOpRef<ModuleOp> GraphImporter::run(onnx::ModelProto &model) {
+  if (failed(checkOpsetAndOps(model)))
+    return {};
+  onnx::GraphProto &graph = *model.mutable_graph();
+  if (failed(bindInputShapes(graph)))
+    return {};
+
+  llvm::StringSet<> initializerNames;
+  for (const auto &init : graph.initializer())
+    initializerNames.insert(init.name());
+
+  // Signature: graph inputs, then float initializers (weights).
+  SmallVector<Type> argTypes;
+  SmallVector<NamedAttribute> argAttrs;
+  SmallVector<std::string> argNames;
+  for (const auto &in : graph.input()) {
+    if (initializerNames.contains(in.name()))
+      continue; // IR < 4 lists initializers among inputs too.
+    auto type = inputType(in);
+    if (failed(type))
+      return {};
+    argTypes.push_back(*type);
+    argAttrs.push_back(b.getNamedAttr("tp.input", b.getStringAttr(in.name())));
+    argNames.push_back(in.name());
+  }
+  SmallVector<const onnx::TensorProto *> constantInits;
+  for (const auto &init : graph.initializer()) {
+    Type elemType = convertOnnxElementType(init.data_type(), ctx);
+    if (!elemType) {
+      fileError() << "initializer '" << init.name()
+                  << "' has unsupported type "
+                  << onnxElementTypeName(init.data_type());
+      return {};
+    }
+    if (!isa<FloatType>(elemType)) {
+      constantInits.push_back(&init);
+      continue;
+    }
+    SmallVector<int64_t> shape(init.dims().begin(), init.dims().end());
+    argTypes.push_back(RankedTensorType::get(shape, elemType));
+    argAttrs.push_back(
+        b.getNamedAttr("tp.param", b.getStringAttr(init.name())));
+    argNames.push_back(init.name());
+  }
+
+  OwningOpRef<ModuleOp> module = ModuleOp::create(UnknownLoc::get(ctx));
+  b.setInsertionPointToEnd(module->getBody());
+  auto funcType = b.getFunctionType(argTypes, {});
+  auto func = func::FuncOp::create(b, NameLoc::get(b.getStringAttr(path)),
+                                   options.functionName, funcType);
+  Block *entry = func.addEntryBlock();
+  for (auto [i, attr] : llvm::enumerate(argAttrs)) {
+    func.setArgAttrs(i, b.getDictionaryAttr(attr));
+    entry->getArgument(i).setLoc(NameLoc::get(b.getStringAttr(argNames[i])));
+    values[argNames[i]] = entry->getArgument(i);
+  }
+  b.setInsertionPointToStart(entry);
+
+  for (const onnx::TensorProto *init : constantInits) {
+    std::string error;
+    DenseElementsAttr attr = convertOnnxTensor(*init, ctx, error);
+    if (!attr) {
+      fileError() << "initializer '" << init->name() << "': " << error;
+      return {};
+    }
+    values[init->name()] = ConstantOp::create(
+        b, NameLoc::get(b.getStringAttr(init->name())), attr);
+  }
+
+  for (const auto &[i, node] : llvm::enumerate(graph.node()))
+    if (failed(importNode(node, i)))
+      return {};
+
+  SmallVector<Value> results;
+  SmallVector<Type> resultTypes;
+  for (const auto &out : graph.output()) {
+    auto it = values.find(out.name());
+    if (it == values.end()) {
+      fileError() << "graph output '" << out.name()
+                  << "' is not produced by any node";
+      return {};
+    }
+    results.push_back(it->second);
+    resultTypes.push_back(it->second.getType());
+  }
+  func::ReturnOp::create(b, func.getLoc(), results);
+  // Shape-arithmetic constants that folded into static shapes are dead now.
+  for (Operation &op : llvm::make_early_inc_range(llvm::reverse(*entry)))
+    if (isOpTriviallyDead(&op))
+      op.erase();
+  func.setType(b.getFunctionType(argTypes, resultTypes));
+  for (const auto &[i, out] : llvm::enumerate(graph.output()))
+    func.setResultAttrs(i, b.getDictionaryAttr(b.getNamedAttr(
+                               "tp.output", b.getStringAttr(out.name()))));
+  return module;
+}
+
+//===----------------------------------------------------------------------===//
+// Entry points
+//===----------------------------------------------------------------------===//
+
+OwningOpRef<ModuleOp> tp::importOnnxFile(MLIRContext *context, StringRef path,
+                                         const OnnxImportOptions &options) {
+  context->loadDialect<TPDialect, func::FuncDialect>();
+  onnx::ModelProto model;
+  std::string error = loadOnnxModel(path.str(), model);
+  if (!error.empty()) {
+    emitError(UnknownLoc::get(context)) << error;
+    return {};
+  }
+  GraphImporter importer(context, path, options);
+  OwningOpRef<ModuleOp> module = importer.run(model);
+  if (module && failed(verify(*module)))
+    return {};
+  return module;
+}
+
+std::optional<std::string>
+tp::parseShapeBinding(StringRef binding, OnnxImportOptions &options) {
+  auto [name, dims] = binding.split('=');
+  if (name.empty() || dims.empty())
+    return "--shape expects <input>=<d0>x<d1>..., got '" + binding.str() + "'";
+  SmallVector<int64_t> shape;
+  SmallVector<StringRef> parts;
+  dims.split(parts, 'x');
+  for (StringRef p : parts) {
+    int64_t d;
+    if (p.getAsInteger(10, d) || d <= 0)
+      return "--shape " + name.str() + ": '" + p.str() +
+             "' is not a positive dimension in '" + dims.str() + "'";
+    shape.push_back(d);
+  }
+  options.inputShapes[name] = shape;
+  return std::nullopt;
+}

@@ -1,0 +1,54 @@
+//===- OnnxModelLoader.cpp - read and check ONNX files --------------------===//
+#include "OnnxModelLoader.h"
+
+#include "onnx/checker.h"
+#include "onnx/defs/parser.h"
+#include "onnx/shape_inference/implementation.h"
+
+#include <fstream>
+#include <sstream>
+
+std::string mlir::tp::loadOnnxModel(const std::string &path,
+                                    onnx::ModelProto &model) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    return path + ": cannot open file";
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  std::string bytes = buffer.str();
+  if (bytes.empty())
+    return path + ": empty file, not an ONNX model";
+
+  size_t first = bytes.find_first_not_of(" \t\r\n");
+  if (first != std::string::npos && bytes[first] == '<') {
+    onnx::OnnxParser parser(bytes.c_str());
+    auto status = parser.Parse(model);
+    if (!status.IsOK())
+      return path + ": not a valid ONNX text model: " + status.ErrorMessage();
+  } else if (!model.ParseFromString(bytes)) {
+    return path + ": not an ONNX model (the protobuf does not parse; is the "
+                  "file truncated?)";
+  }
+  if (!model.has_graph() || model.ir_version() == 0)
+    return path + ": not an ONNX model (no graph or no ir_version)";
+
+  try {
+    onnx::checker::check_model(model);
+  } catch (const std::exception &e) {
+    return path + ": the model fails the ONNX checker: " + e.what();
+  }
+  return {};
+}
+
+std::string mlir::tp::inferOnnxShapes(onnx::ModelProto &model) {
+  try {
+    onnx::ShapeInferenceOptions options{/*check_type=*/true,
+                                        /*error_mode=*/0,
+                                        /*enable_data_propagation=*/false};
+    onnx::shape_inference::InferShapes(model, onnx::OpSchemaRegistry::Instance(),
+                                       options);
+  } catch (const std::exception &e) {
+    return std::string("ONNX shape inference fails: ") + e.what();
+  }
+  return {};
+}

@@ -5,8 +5,8 @@ import lit.formats
 
 config.name = "tp"
 config.test_format = lit.formats.ShTest(execute_external=True)
-config.suffixes = [".mlir", ".test"]
-config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py"]
+config.suffixes = [".mlir", ".test", ".onnxtxt"]
+config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py", "models", "Inputs"]
 
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.tp_obj_root, "test")
@@ -16,3 +16,4 @@ config.environment["PATH"] = os.pathsep.join(
     [config.tp_tools_dir, config.llvm_tools_dir, os.environ.get("PATH", "")]
 )
 config.substitutions.append(("%tp_src", config.tp_src_root))
+config.substitutions.append(("%models", config.models_dir))

@@ -6,8 +6,13 @@
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Diagnostics.h"
 #include "onnx/onnx_pb.h"
+#include "tp/Dialect/TP/IR/TPOps.h"
 
 namespace mlir::tp {
+
+/// How messages and locations name a node: its name, or for unnamed nodes
+/// (ONNX text syntax) its first output.
+std::string onnxNodeName(const onnx::NodeProto &node, size_t index);
 
 /// The ONNX element type as an MLIR type (ONNX bool is i1), or null.
 Type convertOnnxElementType(int32_t onnxType, MLIRContext *ctx);
@@ -25,19 +30,21 @@ DenseElementsAttr convertOnnxTensor(const onnx::TensorProto &tensor,
 /// Errors are emitted at the node's location and name it.
 class NodeImporter {
 public:
-  NodeImporter(OpBuilder &builder, const onnx::NodeProto &node, Location loc,
-               int64_t opset, SmallVector<Value> inputs)
-      : b(builder), node(node), loc(loc), opset(opset),
+  NodeImporter(OpBuilder &builder, StringRef modelPath,
+               const onnx::NodeProto &node, Location loc, int64_t opset,
+               SmallVector<Value> inputs)
+      : b(builder), modelPath(modelPath), node(node), loc(loc), opset(opset),
         inputs(std::move(inputs)) {}
 
   OpBuilder &b;
+  StringRef modelPath;
   const onnx::NodeProto &node;
   Location loc;
   int64_t opset;
   SmallVector<Value> inputs;
   SmallVector<Value> outputs;
 
-  /// `ONNX node '<name>' (<OpType>): ` followed by the caller's message.
+  /// `<model>: ONNX node '<name>' (<OpType>): ` and the caller's message.
   InFlightDiagnostic error();
   /// The node's name as used in locations and messages.
   StringRef nameLocName() const;
@@ -75,10 +82,21 @@ public:
     auto op = OpTy::create(b, loc, resultType, std::forward<Args>(args)...);
     return finish(op);
   }
-  template <typename OpTy, typename... Args>
-  FailureOr<Value> createInferred(Args &&...args) {
-    auto op = OpTy::create(b, loc, std::forward<Args>(args)...);
-    return finish(op);
+  /// A two-operand op whose result type follows from its operands
+  /// (broadcasting ops, matmul); reports incompatible operands as the op's
+  /// verifier would.
+  template <typename OpTy> FailureOr<Value> createInferred(Value lhs, Value rhs) {
+    BinaryShapeFn shapeFn = std::is_same_v<OpTy, MatMulOp>
+                                ? BinaryShapeFn(matmulShape)
+                                : BinaryShapeFn(broadcastShapes);
+    std::string why;
+    RankedTensorType type =
+        inferBinaryOpType(lhs.getType(), rhs.getType(), shapeFn, why);
+    if (!type) {
+      error() << "'" << OpTy::getOperationName() << "' op " << why;
+      return failure();
+    }
+    return create<OpTy>(type, lhs, rhs);
   }
 
   /// A tp.constant of `attr`.

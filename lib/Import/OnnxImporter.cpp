@@ -18,9 +18,17 @@ using namespace mlir::tp;
 // NodeImporter
 //===----------------------------------------------------------------------===//
 
+std::string tp::onnxNodeName(const onnx::NodeProto &node, size_t index) {
+  if (!node.name().empty())
+    return node.name();
+  if (node.output_size() && !node.output(0).empty())
+    return node.output(0);
+  return node.op_type() + "_" + std::to_string(index);
+}
+
 InFlightDiagnostic NodeImporter::error() {
-  return emitError(loc) << "ONNX node '" << nameLocName() << "' ("
-                        << node.op_type() << "): ";
+  return emitError(loc) << modelPath << ": ONNX node '" << nameLocName()
+                        << "' (" << node.op_type() << "): ";
 }
 
 StringRef NodeImporter::nameLocName() const {
@@ -179,8 +187,7 @@ GraphImporter::checkOpsetAndOps(const onnx::ModelProto &model) {
     std::string type = defaultDomain ? node.op_type()
                                      : node.domain() + "." + node.op_type();
     types.insert(type);
-    os << "\n  " << type << " (node '"
-       << (node.name().empty() ? "#" + std::to_string(i) : node.name())
+    os << "\n  " << type << " (node '" << onnxNodeName(node, i)
        << "', opset " << opset << ")";
     ++count;
   }
@@ -258,12 +265,7 @@ GraphImporter::inputType(const onnx::ValueInfoProto &info) {
 }
 
 Location GraphImporter::nodeLoc(const onnx::NodeProto &node, size_t index) {
-  // Unnamed nodes (ONNX text syntax) are named after their first output.
-  std::string name = node.name();
-  if (name.empty())
-    name = node.output_size() ? node.output(0)
-                              : node.op_type() + "_" + std::to_string(index);
-  return NameLoc::get(StringAttr::get(ctx, name));
+  return NameLoc::get(StringAttr::get(ctx, onnxNodeName(node, index)));
 }
 
 LogicalResult GraphImporter::importNode(const onnx::NodeProto &node,
@@ -277,13 +279,14 @@ LogicalResult GraphImporter::importNode(const onnx::NodeProto &node,
     }
     auto it = values.find(name);
     if (it == values.end())
-      return emitError(loc) << "ONNX node '" << cast<NameLoc>(loc).getName()
-                            << "' (" << node.op_type() << "): input '" << name
+      return emitError(loc) << path << ": ONNX node '"
+                            << cast<NameLoc>(loc).getName() << "' ("
+                            << node.op_type() << "): input '" << name
                             << "' is not produced by any earlier node, input "
                                "or initializer";
     inputs.push_back(it->second);
   }
-  NodeImporter importer(b, node, loc, opset, std::move(inputs));
+  NodeImporter importer(b, path, node, loc, opset, std::move(inputs));
   if (failed(lookupNodeHandler(node.op_type())(importer)))
     return failure();
   for (auto [i, name] : llvm::enumerate(node.output())) {

@@ -8,6 +8,23 @@
 #include <fstream>
 #include <sstream>
 
+/// ONNX text syntax starts with `<` after whitespace and `#` comment lines.
+static bool looksLikeTextModel(const std::string &bytes) {
+  size_t i = 0;
+  while (i < bytes.size()) {
+    if (isspace(static_cast<unsigned char>(bytes[i]))) {
+      ++i;
+    } else if (bytes[i] == '#') {
+      i = bytes.find('\n', i);
+      if (i == std::string::npos)
+        return false;
+    } else {
+      return bytes[i] == '<';
+    }
+  }
+  return false;
+}
+
 std::string mlir::tp::loadOnnxModel(const std::string &path,
                                     onnx::ModelProto &model) {
   std::ifstream in(path, std::ios::binary);
@@ -19,8 +36,7 @@ std::string mlir::tp::loadOnnxModel(const std::string &path,
   if (bytes.empty())
     return path + ": empty file, not an ONNX model";
 
-  size_t first = bytes.find_first_not_of(" \t\r\n");
-  if (first != std::string::npos && bytes[first] == '<') {
+  if (looksLikeTextModel(bytes)) {
     onnx::OnnxParser parser(bytes.c_str());
     auto status = parser.Parse(model);
     if (!status.IsOK())

@@ -10,6 +10,7 @@
 #include "tp/InitTP.h"
 
 #include "mlir/IR/AsmState.h"
+#include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/InitAllDialects.h"
@@ -80,6 +81,18 @@ int main(int argc, char **argv) {
   registerAllExtensions(registry);
   tp::registerTPDialects(registry);
   MLIRContext context(registry);
+  // Importer messages already name the model file and ONNX node; print them
+  // as one line each, like a compiler does.
+  ScopedDiagnosticHandler printer(&context, [](Diagnostic &diag) {
+    llvm::errs() << "tp-compile: "
+                 << (diag.getSeverity() == DiagnosticSeverity::Error
+                         ? "error: "
+                         : "warning: ")
+                 << diag.str() << "\n";
+    for (const Diagnostic &note : diag.getNotes())
+      llvm::errs() << "  note: " << note.str() << "\n";
+    return success();
+  });
 
   progress("importing " + inputFile);
   OwningOpRef<ModuleOp> module =

@@ -185,16 +185,17 @@ LogicalResult ReshapeOp::verify() {
 }
 
 OpFoldResult ReshapeOp::fold(FoldAdaptor adaptor) {
+  // reshape(reshape(x)) -> reshape(x), which may then be the identity.
+  bool changed = false;
+  if (auto inner = getInput().getDefiningOp<ReshapeOp>()) {
+    getInputMutable().assign(inner.getInput());
+    changed = true;
+  }
   if (getInput().getType() == getType())
     return getInput();
   if (auto attr = dyn_cast_if_present<DenseElementsAttr>(adaptor.getInput()))
     return attr.reshape(getType());
-  // reshape(reshape(x)) -> reshape(x)
-  if (auto inner = getInput().getDefiningOp<ReshapeOp>()) {
-    getInputMutable().assign(inner.getInput());
-    return getResult();
-  }
-  return {};
+  return changed ? getResult() : OpFoldResult();
 }
 
 LogicalResult TransposeOp::verify() {

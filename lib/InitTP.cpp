@@ -2,6 +2,7 @@
 #include "tp/InitTP.h"
 #include "tp/Conversion/Passes.h"
 #include "tp/Dialect/TP/IR/TPDialect.h"
+#include "tp/Pipelines/Pipelines.h"
 
 #include "mlir/IR/DialectRegistry.h"
 
@@ -9,4 +10,7 @@ void mlir::tp::registerTPDialects(DialectRegistry &registry) {
   registry.insert<TPDialect>();
 }
 
-void mlir::tp::registerTPPasses() { registerTPConversionPasses(); }
+void mlir::tp::registerTPPasses() {
+  registerTPConversionPasses();
+  registerTPPipelines();
+}

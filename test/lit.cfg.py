@@ -17,3 +17,9 @@ config.environment["PATH"] = os.pathsep.join(
 )
 config.substitutions.append(("%tp_src", config.tp_src_root))
 config.substitutions.append(("%models", config.models_dir))
+
+# mlir-runner's support libraries (printing) from Debian's MLIR.
+config.substitutions.append((
+    "%mlir_runner_libs",
+    ",".join(os.path.join(config.llvm_lib_dir, lib)
+             for lib in ("libmlir_runner_utils.so", "libmlir_c_runner_utils.so"))))

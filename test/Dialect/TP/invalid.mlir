@@ -86,3 +86,99 @@ func.func @constant_type_mismatch() -> tensor<3xf32> {
   %0 = "tp.constant"() {value = dense<[1.0, 2.0]> : tensor<2xf32>} : () -> tensor<3xf32>
   return %0 : tensor<3xf32>
 }
+
+// -----
+
+func.func @cast_shape(%x: tensor<4xf32>) -> tensor<2xi32> {
+  // expected-error @+1 {{'tp.cast' op changes the shape: 'tensor<4xf32>' -> 'tensor<2xi32>'}}
+  %0 = tp.cast %x : tensor<4xf32> -> tensor<2xi32>
+  return %0 : tensor<2xi32>
+}
+
+// -----
+
+func.func @where_branches(%c: tensor<4xi1>, %x: tensor<4xf32>, %y: tensor<4xf16>) -> tensor<4xf32> {
+  // expected-error @+1 {{'tp.where' op branch element types differ: 'tensor<4xf32>' vs 'tensor<4xf16>'}}
+  %0 = tp.where %c, %x, %y : tensor<4xi1>, tensor<4xf32>, tensor<4xf16> -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @softmax_axis(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{'tp.softmax' op axis 2 is out of range for rank 2 (expected 0 <= axis < 2)}}
+  %0 = tp.softmax %x {axis = 2 : i64} : tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
+}
+
+// -----
+
+func.func @layer_norm_scale(%x: tensor<4x64xf32>, %g: tensor<32xf32>) -> tensor<4x64xf32> {
+  // expected-error @+1 {{'tp.layer_norm' op scale and bias must be 'tensor<64xf32>' (the normalized dims of 'tensor<4x64xf32>'), got 'tensor<32xf32>'}}
+  %0 = tp.layer_norm %x, %g, %g {axis = 1 : i64, epsilon = 1.0e-05 : f32} : tensor<4x64xf32>, tensor<32xf32>, tensor<32xf32> -> tensor<4x64xf32>
+  return %0 : tensor<4x64xf32>
+}
+
+// -----
+
+func.func @reduce_axes(%x: tensor<4x8xf32>) -> tensor<f32> {
+  // expected-error @+1 {{'tp.reduce_sum' op axes must be sorted and unique, got [1, 0]}}
+  %0 = tp.reduce_sum %x {axes = array<i64: 1, 0>, keepdims = false} : tensor<4x8xf32> -> tensor<f32>
+  return %0 : tensor<f32>
+}
+
+// -----
+
+func.func @reduce_result(%x: tensor<4x8xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'tp.reduce_mean' op result type 'tensor<4xf32>' does not match 'tensor<4x1xf32>', the type its operands give}}
+  %0 = tp.reduce_mean %x {axes = array<i64: 1>, keepdims = true} : tensor<4x8xf32> -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @reshape_count(%x: tensor<4x8xf32>) -> tensor<4x4xf32> {
+  // expected-error @+1 {{'tp.reshape' op changes the number of elements: [4, 8] has 32, [4, 4] has 16}}
+  %0 = tp.reshape %x : tensor<4x8xf32> -> tensor<4x4xf32>
+  return %0 : tensor<4x4xf32>
+}
+
+// -----
+
+func.func @transpose_perm(%x: tensor<4x8xf32>) -> tensor<8x4xf32> {
+  // expected-error @+1 {{'tp.transpose' op perm [1, 1] is not a permutation of the 2 dims of 'tensor<4x8xf32>'}}
+  %0 = tp.transpose %x {perm = array<i64: 1, 1>} : tensor<4x8xf32> -> tensor<8x4xf32>
+  return %0 : tensor<8x4xf32>
+}
+
+// -----
+
+func.func @concat_mismatch(%a: tensor<4x8xf32>, %b: tensor<3x8xf32>) -> tensor<4x16xf32> {
+  // expected-error @+1 {{'tp.concat' op input 'tensor<3x8xf32>' does not match 'tensor<4x8xf32>' outside axis 1}}
+  %0 = tp.concat %a, %b {axis = 1 : i64} : tensor<4x8xf32>, tensor<3x8xf32> -> tensor<4x16xf32>
+  return %0 : tensor<4x16xf32>
+}
+
+// -----
+
+func.func @slice_bounds(%x: tensor<4x8xf32>) -> tensor<4x4xf32> {
+  // expected-error @+1 {{'tp.slice' op dim 1: start 6, limit 10, step 1 is not a valid slice of size 8 (expected 0 <= start <= limit <= size, step > 0)}}
+  %0 = tp.slice %x {starts = array<i64: 0, 6>, limits = array<i64: 4, 10>, steps = array<i64: 1, 1>} : tensor<4x8xf32> -> tensor<4x4xf32>
+  return %0 : tensor<4x4xf32>
+}
+
+// -----
+
+func.func @gather_result(%t: tensor<100x64xf32>, %i: tensor<4xi64>) -> tensor<4x32xf32> {
+  // expected-error @+1 {{'tp.gather' op result type 'tensor<4x32xf32>' does not match 'tensor<4x64xf32>', the type its operands give}}
+  %0 = tp.gather %t, %i {axis = 0 : i64} : tensor<100x64xf32>, tensor<4xi64> -> tensor<4x32xf32>
+  return %0 : tensor<4x32xf32>
+}
+
+// -----
+
+func.func @expand_incompatible(%x: tensor<3x64xf32>) -> tensor<8x64xf32> {
+  // expected-error @+1 {{'tp.expand' op cannot broadcast 'tensor<3x64xf32>' to 'tensor<8x64xf32>'}}
+  %0 = tp.expand %x : tensor<3x64xf32> -> tensor<8x64xf32>
+  return %0 : tensor<8x64xf32>
+}

@@ -49,3 +49,68 @@ func.func @matmul(%x: tensor<8x64xf32>, %w: tensor<64x256xf32>,
   %2 = tp.matmul %q, %k : tensor<4x16x64xf32>, tensor<2x1x64x16xf32> -> tensor<2x4x16x16xf32>
   return %0, %1, %2 : tensor<8x256xf32>, tensor<4x16x256xf32>, tensor<2x4x16x16xf32>
 }
+
+// CHECK-LABEL: func.func @unary_and_cast
+func.func @unary_and_cast(%x: tensor<4xf32>, %i: tensor<4xi64>, %c: tensor<4xi1>) -> (tensor<4xf32>, tensor<4xf32>) {
+  // CHECK: tp.neg
+  %0 = tp.neg %x : tensor<4xf32>
+  // CHECK: tp.sqrt
+  %1 = tp.sqrt %0 : tensor<4xf32>
+  // CHECK: tp.erf
+  %2 = tp.erf %1 : tensor<4xf32>
+  // CHECK: tp.tanh
+  %3 = tp.tanh %2 : tensor<4xf32>
+  // CHECK: tp.sigmoid
+  %4 = tp.sigmoid %3 : tensor<4xf32>
+  // CHECK: tp.exp
+  %5 = tp.exp %4 : tensor<4xf32>
+  // CHECK: tp.log
+  %6 = tp.log %5 : tensor<4xf32>
+  // CHECK: tp.reciprocal
+  %7 = tp.reciprocal %6 : tensor<4xf32>
+  // CHECK: tp.pow %{{.*}}, %{{.*}} : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32>
+  %8 = tp.pow %7, %x : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32>
+  // CHECK: tp.max
+  %9 = tp.max %8, %x : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32>
+  // CHECK: tp.min
+  %10 = tp.min %9, %x : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32>
+  // CHECK: tp.cast %{{.*}} : tensor<4xi64> -> tensor<4xf32>
+  %11 = tp.cast %i : tensor<4xi64> -> tensor<4xf32>
+  // CHECK: tp.where %{{.*}}, %{{.*}}, %{{.*}} : tensor<4xi1>, tensor<4xf32>, tensor<4xf32> -> tensor<4xf32>
+  %12 = tp.where %c, %10, %11 : tensor<4xi1>, tensor<4xf32>, tensor<4xf32> -> tensor<4xf32>
+  return %12, %11 : tensor<4xf32>, tensor<4xf32>
+}
+
+// CHECK-LABEL: func.func @norms
+func.func @norms(%x: tensor<4x16x64xf32>, %g: tensor<64xf32>, %b: tensor<64xf32>) -> (tensor<4x16x64xf32>, tensor<4x16x1xf32>) {
+  // CHECK: tp.softmax %{{.*}} {axis = 2 : i64} : tensor<4x16x64xf32>
+  %0 = tp.softmax %x {axis = 2 : i64} : tensor<4x16x64xf32>
+  // CHECK: tp.log_softmax %{{.*}} {axis = 1 : i64} : tensor<4x16x64xf32>
+  %1 = tp.log_softmax %0 {axis = 1 : i64} : tensor<4x16x64xf32>
+  // CHECK: tp.layer_norm %{{.*}}, %{{.*}}, %{{.*}} {axis = 2 : i64, epsilon = 9.99999974E-6 : f32} : tensor<4x16x64xf32>, tensor<64xf32>, tensor<64xf32> -> tensor<4x16x64xf32>
+  %2 = tp.layer_norm %1, %g, %b {axis = 2 : i64, epsilon = 1.0e-05 : f32} : tensor<4x16x64xf32>, tensor<64xf32>, tensor<64xf32> -> tensor<4x16x64xf32>
+  // CHECK: tp.reduce_sum %{{.*}} {axes = array<i64: 2>, keepdims = true} : tensor<4x16x64xf32> -> tensor<4x16x1xf32>
+  %3 = tp.reduce_sum %2 {axes = array<i64: 2>, keepdims = true} : tensor<4x16x64xf32> -> tensor<4x16x1xf32>
+  // CHECK: tp.reduce_mean
+  %4 = tp.reduce_mean %3 {axes = array<i64: 0, 1>, keepdims = true} : tensor<4x16x1xf32> -> tensor<1x1x1xf32>
+  // CHECK: tp.reduce_max
+  %5 = tp.reduce_max %3 {axes = array<i64: 1>, keepdims = true} : tensor<4x16x1xf32> -> tensor<4x1x1xf32>
+  return %2, %3 : tensor<4x16x64xf32>, tensor<4x16x1xf32>
+}
+
+// CHECK-LABEL: func.func @data_movement
+func.func @data_movement(%x: tensor<4x16x64xf32>, %t: tensor<100x64xf32>, %ids: tensor<4x16xi64>, %r: tensor<1x64xf32>) -> (tensor<4x4x16x16xf32>, tensor<8x16x64xf32>, tensor<4x16x32xf32>, tensor<4x16x64xf32>, tensor<8x64xf32>) {
+  // CHECK: tp.reshape %{{.*}} : tensor<4x16x64xf32> -> tensor<4x16x4x16xf32>
+  %0 = tp.reshape %x : tensor<4x16x64xf32> -> tensor<4x16x4x16xf32>
+  // CHECK: tp.transpose %{{.*}} {perm = array<i64: 0, 2, 1, 3>}
+  %1 = tp.transpose %0 {perm = array<i64: 0, 2, 1, 3>} : tensor<4x16x4x16xf32> -> tensor<4x4x16x16xf32>
+  // CHECK: tp.concat %{{.*}}, %{{.*}} {axis = 0 : i64}
+  %2 = tp.concat %x, %x {axis = 0 : i64} : tensor<4x16x64xf32>, tensor<4x16x64xf32> -> tensor<8x16x64xf32>
+  // CHECK: tp.slice %{{.*}} {limits = array<i64: 4, 16, 64>, starts = array<i64: 0, 0, 0>, steps = array<i64: 1, 1, 2>}
+  %3 = tp.slice %x {starts = array<i64: 0, 0, 0>, limits = array<i64: 4, 16, 64>, steps = array<i64: 1, 1, 2>} : tensor<4x16x64xf32> -> tensor<4x16x32xf32>
+  // CHECK: tp.gather %{{.*}}, %{{.*}} {axis = 0 : i64} : tensor<100x64xf32>, tensor<4x16xi64> -> tensor<4x16x64xf32>
+  %4 = tp.gather %t, %ids {axis = 0 : i64} : tensor<100x64xf32>, tensor<4x16xi64> -> tensor<4x16x64xf32>
+  // CHECK: tp.expand %{{.*}} : tensor<1x64xf32> -> tensor<8x64xf32>
+  %5 = tp.expand %r : tensor<1x64xf32> -> tensor<8x64xf32>
+  return %1, %2, %3, %4, %5 : tensor<4x4x16x16xf32>, tensor<8x16x64xf32>, tensor<4x16x32xf32>, tensor<4x16x64xf32>, tensor<8x64xf32>
+}

@@ -1,0 +1,24 @@
+//===- Pipelines.h - named tp pass pipelines ------------------*- C++ -*-===//
+//
+// Pipelines are registered by name so that tp-opt and tp-compile run exactly
+// the same passes.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TP_PIPELINES_PIPELINES_H
+#define TP_PIPELINES_PIPELINES_H
+
+#include "mlir/Pass/PassManager.h"
+
+namespace mlir::tp {
+
+/// `tp-lower-to-llvm`: tp ops on (local) static shapes -> linalg -> buffers
+/// -> loops -> the LLVM dialect, for the CPU. Transcendentals without an
+/// LLVM intrinsic (erf) become libm calls.
+void buildLowerToLLVMPipeline(OpPassManager &pm);
+
+/// Registers every named tp pipeline with the global registry.
+void registerTPPipelines();
+
+} // namespace mlir::tp
+
+#endif // TP_PIPELINES_PIPELINES_H

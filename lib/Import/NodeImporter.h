@@ -7,6 +7,7 @@
 #include "mlir/IR/Diagnostics.h"
 #include "onnx/onnx_pb.h"
 #include "tp/Dialect/TP/IR/TPOps.h"
+#include "tp/Import/OnnxImporter.h"
 
 namespace mlir::tp {
 
@@ -110,10 +111,6 @@ using NodeHandler = LogicalResult (*)(NodeImporter &);
 
 /// The handler for ONNX `opType` in the default domain, or null.
 NodeHandler lookupNodeHandler(StringRef opType);
-
-/// Every supported op type with the first opset it is imported from (for
-/// docs and --help).
-ArrayRef<std::pair<StringRef, int64_t>> supportedOnnxOps();
 
 } // namespace mlir::tp
 

@@ -30,7 +30,7 @@ enum class Emit { TP, Linalg };
 
 cl::OptionCategory category("tp-compile options");
 
-cl::opt<std::string> inputFile(cl::Positional, cl::Required,
+cl::opt<std::string> inputFile(cl::Positional,
                                cl::desc("<model.onnx>"), cl::cat(category));
 cl::opt<std::string> outputFile("o", cl::desc("Output file ('-' for stdout)"),
                                 cl::value_desc("file"), cl::init("-"),
@@ -47,6 +47,10 @@ cl::opt<Emit> emit(
                clEnumValN(Emit::Linalg, "linalg",
                           "after tp-lower-to-linalg (linalg/tensor/arith/math)")),
     cl::cat(category));
+cl::opt<bool> listOps("list-onnx-ops",
+                      cl::desc("Print the supported ONNX ops and opsets "
+                               "(a markdown table) and exit"),
+                      cl::cat(category));
 cl::opt<bool> verbose("v", cl::desc("Print one progress line per stage"),
                       cl::cat(category));
 
@@ -68,6 +72,19 @@ int main(int argc, char **argv) {
       "  tp-compile model.onnx --emit=tp -o model.mlir\n"
       "  tp-compile model.onnx --shape x=8x64 --emit=linalg -o -\n\n"
       "The model may be binary ONNX or ONNX's text syntax.\n");
+
+  if (listOps) {
+    llvm::outs() << "| ONNX op | opsets |\n|---|---|\n";
+    for (auto [op, since] : tp::supportedOnnxOps())
+      llvm::outs() << "| " << op << " | "
+                   << std::max(since, tp::kMinOnnxOpset) << "-"
+                   << tp::kMaxOnnxOpset << " |\n";
+    return 0;
+  }
+  if (inputFile.empty()) {
+    llvm::errs() << "tp-compile: error: no input model (see --help)\n";
+    return 1;
+  }
 
   tp::OnnxImportOptions options;
   for (const std::string &s : shapes)

@@ -41,6 +41,10 @@ constexpr int64_t kMaxOnnxOpset = 17;
 OwningOpRef<ModuleOp> importOnnxFile(MLIRContext *context, StringRef path,
                                      const OnnxImportOptions &options);
 
+/// Every supported ONNX op type (default domain) with the first opset whose
+/// semantics the importer handles.
+ArrayRef<std::pair<StringRef, int64_t>> supportedOnnxOps();
+
 /// Parses `--shape` values such as `x=8x64` into `options`; returns an error
 /// message on malformed input.
 std::optional<std::string> parseShapeBinding(StringRef binding,

@@ -150,6 +150,8 @@ private:
   const OnnxImportOptions &options;
   OpBuilder b;
   llvm::StringMap<Value> values;
+  /// Static shapes ONNX shape inference found, to cross-check ours.
+  llvm::StringMap<SmallVector<int64_t>> onnxShapes;
   int64_t opset = 0;
 
   InFlightDiagnostic fileError() {
@@ -296,6 +298,13 @@ LogicalResult GraphImporter::importNode(const onnx::NodeProto &node,
       return importer.error() << "output " << i << " ('" << name
                               << "') is not supported";
     values[name] = importer.outputs[i];
+    auto inferred = onnxShapes.find(name);
+    ArrayRef<int64_t> ours = importer.typeOf(importer.outputs[i]).getShape();
+    if (inferred != onnxShapes.end() && ArrayRef(inferred->second) != ours)
+      return importer.error()
+             << "output '" << name << "' has shape " << formatShape(ours)
+             << " in tp but " << formatShape(inferred->second)
+             << " by ONNX shape inference";
   }
   return success();
 }
@@ -306,6 +315,26 @@ OwningOpRef<ModuleOp> GraphImporter::run(onnx::ModelProto &model) {
   onnx::GraphProto &graph = *model.mutable_graph();
   if (failed(bindInputShapes(graph)))
     return {};
+
+  // ONNX's own shape inference, as a cross-check of the shapes tp computes.
+  std::string inferError = inferOnnxShapes(model);
+  if (!inferError.empty()) {
+    fileError() << inferError;
+    return {};
+  }
+  for (const auto &info : graph.value_info()) {
+    if (!info.type().has_tensor_type() ||
+        !info.type().tensor_type().has_shape())
+      continue;
+    SmallVector<int64_t> shape;
+    bool isStatic = true;
+    for (const auto &dim : info.type().tensor_type().shape().dim()) {
+      isStatic &= dim.has_dim_value();
+      shape.push_back(dim.dim_value());
+    }
+    if (isStatic)
+      onnxShapes[info.name()] = shape;
+  }
 
   llvm::StringSet<> initializerNames;
   for (const auto &init : graph.initializer())

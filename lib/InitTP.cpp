@@ -3,6 +3,8 @@
 #include "tp/Conversion/Passes.h"
 #include "tp/Dialect/TP/IR/TPDialect.h"
 #include "tp/Pipelines/Pipelines.h"
+#include "tp/Plan/Passes.h"
+#include "tp/Sharding/Passes.h"
 
 #include "mlir/IR/DialectRegistry.h"
 
@@ -12,5 +14,7 @@ void mlir::tp::registerTPDialects(DialectRegistry &registry) {
 
 void mlir::tp::registerTPPasses() {
   registerTPConversionPasses();
+  registerTPShardingPasses();
+  registerTPPlanPasses();
   registerTPPipelines();
 }

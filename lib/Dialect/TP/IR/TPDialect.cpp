@@ -8,6 +8,7 @@ using namespace mlir::tp;
 #include "tp/Dialect/TP/IR/TPOpsDialect.cpp.inc"
 
 void TPDialect::initialize() {
+  registerAttributes();
   addOperations<
 #define GET_OP_LIST
 #include "tp/Dialect/TP/IR/TPOps.cpp.inc"

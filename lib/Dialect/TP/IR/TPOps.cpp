@@ -289,14 +289,25 @@ OpFoldResult SliceOp::fold(FoldAdaptor adaptor) {
   return DenseElementsAttr::get(getType(), values);
 }
 
-LogicalResult GatherOp::verify() {
-  RankedTensorType data = tensorType(getData());
-  if (failed(verifyAxis(*this, getAxis(), data.getRank())))
+/// Shared by gather and masked_gather: the result is
+/// data[:axis] + indices + data[axis+1:].
+static LogicalResult verifyGatherShape(Operation *op, Value dataValue,
+                                       Value indices, int64_t axis) {
+  RankedTensorType data = tensorType(dataValue);
+  if (failed(verifyAxis(op, axis, data.getRank())))
     return failure();
-  SmallVector<int64_t> shape(data.getShape().take_front(getAxis()));
-  llvm::append_range(shape, tensorType(getIndices()).getShape());
-  llvm::append_range(shape, data.getShape().drop_front(getAxis() + 1));
-  return verifyResult(*this, shape, data.getElementType());
+  SmallVector<int64_t> shape(data.getShape().take_front(axis));
+  llvm::append_range(shape, tensorType(indices).getShape());
+  llvm::append_range(shape, data.getShape().drop_front(axis + 1));
+  return verifyResult(op, shape, data.getElementType());
+}
+
+LogicalResult MaskedGatherOp::verify() {
+  return verifyGatherShape(*this, getData(), getIndices(), getAxis());
+}
+
+LogicalResult GatherOp::verify() {
+  return verifyGatherShape(*this, getData(), getIndices(), getAxis());
 }
 
 OpFoldResult GatherOp::fold(FoldAdaptor adaptor) {

@@ -22,6 +22,10 @@ def TP_Dialect : Dialect {
     reports point back into the model.
   }];
   let dependentDialects = ["::mlir::arith::ArithDialect"];
+  let useDefaultAttributePrinterParser = 1;
+  let extraClassDeclaration = [{
+    void registerAttributes();
+  }];
 }
 
 class TP_Op<string mnemonic, list<Trait> traits = []>

@@ -4,6 +4,7 @@
 #define TP_DIALECT_TP_IR_TPOPS_TD
 
 include "tp/Dialect/TP/IR/TPDialect.td"
+include "tp/Dialect/TP/IR/TPAttrs.td"
 // SameOperandsAndResultType lives here since MLIR 21.
 include "mlir/Interfaces/InferTypeOpInterface.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
@@ -338,6 +339,31 @@ def TP_GatherOp : TP_Op<"gather", [Pure]> {
   }];
   let hasVerifier = 1;
   let hasFolder = 1;
+}
+
+def TP_MaskedGatherOp : TP_Op<"masked_gather", [Pure]> {
+  let summary = "gather from a slice of a table; ids outside it give zeros";
+  let description = [{
+    The per-device half of a vocab-parallel embedding (Megatron): `data` is
+    the slice of the table whose first row along `axis` has global index
+    `offset`; an id inside the slice looks up its row, any other id gives
+    zeros, so that summing over the devices gives the full lookup. Created
+    by tp-partition, not by the importer.
+
+    ```mlir
+    %e = tp.masked_gather %slice, %ids, %offset {axis = 0 : i64}
+        : tensor<500x64xf32>, tensor<4x16xi64>, tensor<i64> -> tensor<4x16x64xf32>
+    ```
+  }];
+  let arguments = (ins TP_Tensor:$data,
+                       StaticShapeTensorOf<[AnySignlessInteger]>:$indices,
+                       0DTensorOf<[I64]>:$offset, I64Attr:$axis);
+  let results = (outs TP_Tensor:$result);
+  let assemblyFormat = [{
+    $data `,` $indices `,` $offset attr-dict `:` type($data) `,` type($indices)
+    `,` type($offset) `->` type($result)
+  }];
+  let hasVerifier = 1;
 }
 
 def TP_ExpandOp : TP_Op<"expand", [Pure]> {

@@ -1,0 +1,38 @@
+//===- Passes.td - tp plan passes -------------------------*- tablegen -*-===//
+
+#ifndef TP_PLAN_PASSES_TD
+#define TP_PLAN_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def TPApplyPlan : Pass<"tp-apply-plan", "::mlir::ModuleOp"> {
+  let summary = "Turn a parallelize plan and a mesh into sharding annotations";
+  let description = [{
+    Reads a plan (a JSON file and/or the options below, PyTorch's styles:
+    colwise, rowwise, sequence, replicate) and annotates the imported
+    function: `shard.grid @mesh` with the axis names, `tp.sharding` on
+    weights (by the module their ONNX initializer name belongs to), on graph
+    inputs and outputs (data parallel splits their batch dim), and on the ops
+    of modules in sequence style; `tp.sharding_origin` says which entry
+    decided. A plan entry that matches no module is an error that suggests
+    the closest module names. Example:
+    `tp-apply-plan{mesh=tp=2 entry=fc1=colwise,fc2=rowwise}`.
+  }];
+  let options = [
+    Option<"planFile", "plan", "std::string", "\"\"",
+           "Plan file (JSON); options below add to or override it">,
+    ListOption<"meshSpec", "mesh", "std::string",
+               "Mesh axes in order, e.g. dp=2,tp=4">,
+    ListOption<"entries", "entry", "std::string",
+               "Plan entries module=style[@axis], e.g. fc1=colwise">,
+    Option<"dataParallel", "data-parallel", "std::string", "\"\"",
+           "Mesh axis that splits every input's batch dim">,
+    ListOption<"inputs", "inputs", "std::string",
+               "Input layouts name=replicate|sequence|shard(d)[@axis]">,
+    ListOption<"outputs", "outputs", "std::string",
+               "Output layouts name=replicate|sequence|shard(d)[@axis]">,
+  ];
+  let dependentDialects = ["::mlir::shard::ShardDialect"];
+}
+
+#endif // TP_PLAN_PASSES_TD

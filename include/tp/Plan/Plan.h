@@ -1,0 +1,61 @@
+//===- Plan.h - parallelize plans -----------------------------*- C++ -*-===//
+//
+// A plan says, in PyTorch's terms, how to parallelize a model:
+//
+//   {"mesh": {"dp": 2, "tp": 4},
+//    "plan": {"fc1": "colwise", "fc2": "rowwise", "layers.*.norm": "sequence"},
+//    "data_parallel": "dp",
+//    "inputs": {"x": "replicate"}, "outputs": {"y": "replicate"}}
+//
+// or the same on the command line (--mesh dp=2,tp=4 --plan-entry
+// fc1=colwise --data-parallel dp), whose entries add to or override the
+// file's. docs/Plans.md is the user documentation.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TP_PLAN_PLAN_H
+#define TP_PLAN_PLAN_H
+
+#include "mlir/Support/LLVM.h"
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace mlir::tp {
+
+struct PlanEntry {
+  /// Module path pattern: `fc1`, `layers.*.attn.q` (`*` is one path part).
+  std::string pattern;
+  /// colwise | rowwise | sequence | replicate, optionally `@axis`.
+  std::string style;
+  /// Where the entry was written, for messages: `plan.json` or `--plan-entry`.
+  std::string source;
+};
+
+struct Plan {
+  /// Mesh axes in order (major first).
+  std::vector<std::pair<std::string, int64_t>> mesh;
+  std::vector<PlanEntry> entries;
+  std::string dataParallel;
+  /// Graph input / output name -> replicate | sequence | shard(d)[@axis].
+  std::vector<std::pair<std::string, std::string>> inputs, outputs;
+
+  /// Adds or replaces the entry for `pattern`.
+  void setEntry(PlanEntry entry);
+};
+
+/// Reads a plan file into `plan`; returns an error message (with line and
+/// column for malformed JSON) on failure.
+std::optional<std::string> readPlanFile(StringRef path, Plan &plan);
+
+/// `dp=2,tp=4` -> plan.mesh (replacing the file's mesh).
+std::optional<std::string> parseMeshSpec(StringRef spec, Plan &plan);
+
+/// `fc1=colwise` -> an entry that overrides the file's for the same pattern.
+/// Also used for `x=sequence` input / output specs (into `into`).
+std::optional<std::string>
+parseAssignment(StringRef spec, StringRef what,
+                std::vector<std::pair<std::string, std::string>> &into);
+
+} // namespace mlir::tp
+
+#endif // TP_PLAN_PLAN_H

@@ -1,0 +1,42 @@
+//===- Passes.td - tp sharding passes ---------------------*- tablegen -*-===//
+
+#ifndef TP_SHARDING_PASSES_TD
+#define TP_SHARDING_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def TPPropagateSharding : Pass<"tp-propagate-sharding", "::mlir::ModuleOp"> {
+  let summary = "Decide every value's layout from the plan's annotations";
+  let description = [{
+    Propagates the `tp.sharding` annotations that tp-apply-plan put on
+    arguments, results and ops through every tp op, forwards and backwards,
+    to a fixed point, using each op's sharding rule (matmul's reduction
+    factor, reshape's compound factors, softmax's replicated axis, ...).
+    Plan annotations on weights win over those on activations, which win
+    over propagated ones; elementwise and reshape-like ops are visited before
+    contractions and reductions; the result is deterministic. Every op gets
+    `tp.in_shardings` (what it reads) and `tp.out_shardings` (what it
+    produces, possibly a partial sum) and `tp.sharding_origin`. An op
+    without a rule is replicated with a warning that names its ONNX node.
+  }];
+  let dependentDialects = ["::mlir::shard::ShardDialect"];
+}
+
+def TPPartition : Pass<"tp-partition", "::mlir::ModuleOp"> {
+  let summary = "Rewrite to the per-device program with explicit collectives";
+  let description = [{
+    Gives every value its per-device (local) type and, wherever a value's
+    layout differs from what its user reads, inserts the cheapest
+    resharding as upstream `shard` collectives on the mesh axes concerned:
+    Partial -> Replicate is `shard.all_reduce`, Partial -> Shard is
+    `shard.reduce_scatter`, Shard -> Replicate is `shard.all_gather`,
+    Shard(i) -> Shard(j) is `shard.all_to_all`, Replicate -> Shard is a local
+    `shard.all_slice`. Ops whose local meaning differs are rewritten: a
+    vocab-split gather masks the ids outside the local slice, a ReduceMean
+    over a split dim divides by the global count.
+  }];
+  let dependentDialects = ["::mlir::shard::ShardDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
+#endif // TP_SHARDING_PASSES_TD

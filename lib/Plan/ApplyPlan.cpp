@@ -1,0 +1,472 @@
+//===- ApplyPlan.cpp - the tp-apply-plan pass -----------------------------===//
+#include "tp/Dialect/TP/IR/TPOps.h"
+#include "tp/Plan/Passes.h"
+#include "tp/Plan/Plan.h"
+#include "tp/Sharding/Sharding.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/Support/Regex.h"
+
+namespace mlir::tp {
+#define GEN_PASS_DEF_TPAPPLYPLAN
+#include "tp/Plan/Passes.h.inc"
+} // namespace mlir::tp
+
+using namespace mlir;
+using namespace mlir::tp;
+
+namespace {
+
+/// The module a node name belongs to: `/layers.0/attn/q/MatMul` ->
+/// `layers.0.attn.q`; "" for names without a scope.
+std::string scopeOfNode(StringRef node) {
+  if (!node.starts_with("/"))
+    return "";
+  SmallVector<StringRef> parts;
+  node.drop_front().split(parts, '/');
+  parts.pop_back();
+  return llvm::join(parts, ".");
+}
+
+/// `*` stands for one module path part.
+bool matchesPattern(StringRef pattern, StringRef module) {
+  std::string regex = "^";
+  for (char c : pattern) {
+    if (c == '*')
+      regex += "[^.]+";
+    else if (StringRef(".[]()+?^$\\|{}").contains(c))
+      regex += std::string("\\") + c;
+    else
+      regex += c;
+  }
+  regex += "$";
+  return llvm::Regex(regex).match(module);
+}
+
+/// How a weight is used: by a matmul as its right operand (Linear) or by a
+/// gather as its table (Embedding), and which of its dims are the output
+/// features and the input features / vocabulary.
+struct WeightUse {
+  bool embedding = false;
+  int64_t outDim = -1, inDim = -1;
+};
+
+std::optional<WeightUse> findWeightUse(Value v, SmallVector<int64_t> dims) {
+  for (OpOperand &use : v.getUses()) {
+    Operation *user = use.getOwner();
+    if (auto t = dyn_cast<TransposeOp>(user)) {
+      SmallVector<int64_t> permuted;
+      for (int64_t p : t.getPerm())
+        permuted.push_back(dims[p]);
+      if (auto found = findWeightUse(t.getResult(), permuted))
+        return found;
+    } else if (isa<MatMulOp>(user) && use.getOperandNumber() == 1 &&
+               dims.size() == 2) {
+      return WeightUse{false, dims[1], dims[0]};
+    } else if (auto g = dyn_cast<GatherOp>(user);
+               g && use.getOperandNumber() == 0 && dims.size() == 2) {
+      int64_t axis = g.getAxis();
+      return WeightUse{true, dims[1 - axis], dims[axis]};
+    }
+  }
+  return std::nullopt;
+}
+
+struct Annotation {
+  TensorSharding sharding;
+  std::string origin;
+};
+
+class PlanApplier {
+public:
+  PlanApplier(ModuleOp module, func::FuncOp func, Plan plan)
+      : module(module), func(func), plan(std::move(plan)) {}
+  LogicalResult run();
+
+private:
+  ModuleOp module;
+  func::FuncOp func;
+  Plan plan;
+  Mesh mesh;
+  int dpAxis = -1;
+  /// Module path -> indices of its weight arguments.
+  llvm::StringMap<SmallVector<unsigned>> paramModules;
+  /// Module path -> ops whose ONNX node is in that scope.
+  llvm::StringMap<SmallVector<Operation *>> nodeScopes;
+  DenseMap<unsigned, Annotation> args;
+  DenseMap<Operation *, Annotation> ops;
+  DenseMap<unsigned, Annotation> results;
+
+  InFlightDiagnostic error() { return emitError(func.getLoc()); }
+  LogicalResult buildMesh();
+  void collectModules();
+  FailureOr<int> styleAxis(const PlanEntry &e, StringRef style,
+                           StringRef axisName);
+  LogicalResult shardDim(TensorSharding &s, RankedTensorType type,
+                         int64_t dim, int axis, StringRef tensor,
+                         StringRef entry);
+  LogicalResult applyEntry(const PlanEntry &e);
+  LogicalResult applyIO(bool inputs);
+  void write();
+};
+
+} // namespace
+
+LogicalResult PlanApplier::buildMesh() {
+  if (plan.mesh.empty())
+    return error() << "the plan has no mesh (give \"mesh\" in the plan "
+                      "file or --mesh tp=2)";
+  llvm::StringSet<> seen;
+  for (auto &[name, size] : plan.mesh) {
+    if (!seen.insert(name).second)
+      return error() << "mesh axis '" << name << "' appears twice";
+    mesh.names.push_back(name);
+    mesh.sizes.push_back(size);
+  }
+  if (!plan.dataParallel.empty()) {
+    auto idx = mesh.axisIndex(plan.dataParallel);
+    if (!idx)
+      return error() << "data_parallel names unknown mesh axis '"
+                     << plan.dataParallel << "' (mesh is " << mesh.describe()
+                     << ")";
+    dpAxis = *idx;
+  }
+  return success();
+}
+
+void PlanApplier::collectModules() {
+  for (unsigned i = 0; i < func.getNumArguments(); ++i)
+    if (auto name = func.getArgAttrOfType<StringAttr>(i, "tp.param")) {
+      auto [module, leaf] = name.getValue().rsplit('.');
+      if (!leaf.empty())
+        paramModules[module].push_back(i);
+    }
+  func.walk([&](Operation *op) {
+    if (auto loc = dyn_cast<NameLoc>(op->getLoc())) {
+      std::string scope = scopeOfNode(loc.getName().getValue());
+      // Every enclosing scope is a module too (`layers.0` holds
+      // `layers.0.attn`).
+      while (!scope.empty()) {
+        nodeScopes[scope].push_back(op);
+        size_t dot = scope.rfind('.');
+        scope = dot == std::string::npos ? "" : scope.substr(0, dot);
+      }
+    }
+  });
+}
+
+/// The mesh axis a style works on: the one named with `@axis`, else the
+/// only axis that is not the data-parallel one.
+FailureOr<int> PlanApplier::styleAxis(const PlanEntry &e, StringRef style,
+                                      StringRef axisName) {
+  if (!axisName.empty()) {
+    if (auto idx = mesh.axisIndex(axisName))
+      return *idx;
+    return error() << "plan entry '" << e.pattern << "=" << e.style << "' ("
+                   << e.source << ") names unknown mesh axis '" << axisName
+                   << "' (mesh is " << mesh.describe() << ")";
+  }
+  SmallVector<int> candidates;
+  for (int a = 0; a < int(mesh.names.size()); ++a)
+    if (a != dpAxis)
+      candidates.push_back(a);
+  if (candidates.size() == 1)
+    return candidates[0];
+  return error() << "plan entry '" << e.pattern << "=" << e.style << "' ("
+                 << e.source << ") must say which mesh axis it uses, e.g. "
+                 << style << "@" << mesh.names.back() << " (mesh is "
+                 << mesh.describe() << ")";
+}
+
+LogicalResult PlanApplier::shardDim(TensorSharding &s, RankedTensorType type,
+                                    int64_t dim, int axis, StringRef tensor,
+                                    StringRef entry) {
+  int64_t size = type.getDimSize(dim) / s.splitFactor(dim, mesh);
+  if (size % mesh.sizes[axis] != 0)
+    return error() << "cannot split " << tensor << " "
+                   << formatShape(type.getShape()) << " on dim " << dim
+                   << " over mesh axis '" << mesh.names[axis] << "' of size "
+                   << mesh.sizes[axis] << ": " << size
+                   << " is not divisible (" << entry << ")";
+  s.dims[dim].push_back(axis);
+  return success();
+}
+
+LogicalResult PlanApplier::applyEntry(const PlanEntry &e) {
+  auto [style, axisName] = StringRef(e.style).split('@');
+  std::string where = "plan entry '" + e.pattern + "=" + e.style + "'";
+  static const char *kStyles[] = {"colwise", "rowwise", "sequence",
+                                  "replicate"};
+  if (!llvm::is_contained(kStyles, style))
+    return error() << where << " (" << e.source << "): unknown style '"
+                   << style
+                   << "'; styles are colwise, rowwise, sequence, replicate";
+
+  SmallVector<std::string> matched;
+  for (auto &entry : paramModules)
+    if (matchesPattern(e.pattern, entry.getKey()))
+      matched.push_back(entry.getKey().str());
+  for (auto &entry : nodeScopes)
+    if (matchesPattern(e.pattern, entry.getKey()) &&
+        !llvm::is_contained(matched, entry.getKey().str()))
+      matched.push_back(entry.getKey().str());
+  llvm::sort(matched);
+  if (matched.empty()) {
+    // Suggest the closest module names.
+    SmallVector<std::pair<unsigned, std::string>> near;
+    llvm::StringSet<> all;
+    for (auto &entry : paramModules)
+      all.insert(entry.getKey());
+    for (auto &entry : nodeScopes)
+      all.insert(entry.getKey());
+    for (auto &name : all)
+      near.push_back(
+          {StringRef(e.pattern).edit_distance(name.getKey()), name.getKey().str()});
+    llvm::sort(near);
+    auto diag = error() << where << " (" << e.source
+                        << ") matches no module; closest: ";
+    for (size_t i = 0; i < near.size() && i < 3; ++i)
+      diag << (i ? ", " : "") << near[i].second;
+    return diag;
+  }
+
+  FailureOr<int> axis = 0;
+  if (style != "replicate") {
+    axis = styleAxis(e, style, axisName);
+    if (failed(axis))
+      return failure();
+  }
+  std::string origin = where + " (" + e.source + ")";
+  for (const std::string &module : matched) {
+    SmallVector<unsigned> params = paramModules.lookup(module);
+    auto paramNamed = [&](StringRef leaf) -> std::optional<unsigned> {
+      for (unsigned i : params)
+        if (func.getArgAttrOfType<StringAttr>(i, "tp.param").getValue() ==
+            module + "." + leaf.str())
+          return i;
+      return std::nullopt;
+    };
+    auto annotate = [&](unsigned arg) -> TensorSharding & {
+      auto type = cast<RankedTensorType>(func.getArgument(arg).getType());
+      auto &a = args[arg];
+      a.sharding = TensorSharding::replicated(type.getRank());
+      a.origin = origin;
+      return a.sharding;
+    };
+    if (style == "replicate" || style == "sequence") {
+      for (unsigned i : params)
+        annotate(i);
+      if (style == "replicate")
+        continue;
+      // Activations of the module split on the sequence dim (dim 1).
+      for (Operation *op : nodeScopes.lookup(module)) {
+        if (op->getNumResults() != 1 || isa<ConstantOp>(op))
+          continue;
+        auto type = dyn_cast<RankedTensorType>(op->getResult(0).getType());
+        if (!type || type.getRank() < 2)
+          continue;
+        Annotation &a = ops[op];
+        a.sharding = TensorSharding::replicated(type.getRank());
+        a.origin = origin;
+        if (failed(shardDim(a.sharding, type, 1, *axis,
+                            "the output of " + op->getName().getStringRef().str(),
+                            where)))
+          return failure();
+      }
+      continue;
+    }
+    // colwise / rowwise: a Linear or Embedding weight and its bias.
+    std::optional<unsigned> weight = paramNamed("weight");
+    if (!weight)
+      return error() << where << " (" << e.source << "): module '" << module
+                     << "' has no weight parameter '" << module
+                     << ".weight'";
+    Value w = func.getArgument(*weight);
+    auto type = cast<RankedTensorType>(w.getType());
+    std::optional<WeightUse> use;
+    if (type.getRank() == 2)
+      use = findWeightUse(w, {0, 1});
+    if (!use)
+      return error() << where << " (" << e.source << "): '" << module
+                     << ".weight' is not the weight of a MatMul/Gemm or the "
+                        "table of a Gather, so "
+                     << style << " has no meaning for it";
+    bool colwise = style == "colwise";
+    // Linear: colwise splits output features, rowwise input features.
+    // Embedding: rowwise splits the vocabulary, colwise the embedding dim.
+    int64_t dim = colwise ? use->outDim : use->inDim;
+    if (failed(shardDim(annotate(*weight), type, dim, *axis,
+                        "'" + module + ".weight'", where)))
+      return failure();
+    if (std::optional<unsigned> bias = paramNamed("bias")) {
+      TensorSharding &b = annotate(*bias);
+      if (colwise && !use->embedding)
+        if (failed(shardDim(b,
+                            cast<RankedTensorType>(
+                                func.getArgument(*bias).getType()),
+                            0, *axis, "'" + module + ".bias'", where)))
+          return failure();
+    }
+  }
+  return success();
+}
+
+/// Graph inputs (or outputs): the plan's layout for them, plus the batch
+/// dim over the data-parallel axis.
+LogicalResult PlanApplier::applyIO(bool inputs) {
+  auto &specs = inputs ? plan.inputs : plan.outputs;
+  StringRef attrName = inputs ? "tp.input" : "tp.output";
+  unsigned count = inputs ? func.getNumArguments() : func.getNumResults();
+  auto nameOf = [&](unsigned i) {
+    return inputs ? func.getArgAttrOfType<StringAttr>(i, attrName)
+                  : func.getResultAttrOfType<StringAttr>(i, attrName);
+  };
+  auto typeOf = [&](unsigned i) {
+    return cast<RankedTensorType>(inputs ? func.getArgumentTypes()[i]
+                                         : func.getResultTypes()[i]);
+  };
+  for (auto &[name, layout] : specs) {
+    bool found = false;
+    for (unsigned i = 0; i < count; ++i)
+      found |= nameOf(i) && nameOf(i).getValue() == name;
+    if (!found) {
+      std::string names;
+      for (unsigned i = 0; i < count; ++i)
+        if (nameOf(i))
+          names += (names.empty() ? "" : ", ") + nameOf(i).str();
+      return error() << "the plan's " << (inputs ? "inputs" : "outputs")
+                     << " name '" << name << "', which is not a graph "
+                     << (inputs ? "input" : "output") << " (" << names << ")";
+    }
+  }
+  auto &out = inputs ? args : results;
+  for (unsigned i = 0; i < count; ++i) {
+    StringAttr name = nameOf(i);
+    if (!name)
+      continue;
+    RankedTensorType type = typeOf(i);
+    Annotation a{TensorSharding::replicated(type.getRank()),
+                 std::string(inputs ? "graph input" : "graph output") +
+                     " (replicated)"};
+    std::string tensor = std::string(inputs ? "input" : "output") + " '" +
+                         name.str() + "'";
+    if (dpAxis >= 0 && type.getRank() > 0) {
+      a.origin = "data_parallel '" + mesh.names[dpAxis] + "'";
+      if (failed(shardDim(a.sharding, type, 0, dpAxis, tensor,
+                          "data_parallel")))
+        return failure();
+    }
+    for (auto &[n, layout] : specs) {
+      if (n != name.getValue())
+        continue;
+      auto [style, axisName] = StringRef(layout).split('@');
+      PlanEntry e{n, layout, inputs ? "inputs" : "outputs"};
+      std::string origin = std::string(inputs ? "inputs" : "outputs") +
+                           " entry '" + n + "=" + layout + "'";
+      a.origin = origin;
+      int64_t dim;
+      if (style == "replicate")
+        continue;
+      if (style == "sequence")
+        dim = 1;
+      else if (!style.consume_front("shard(") || !style.consume_back(")") ||
+               style.getAsInteger(10, dim))
+        return error() << origin << ": unknown layout '" << layout
+                       << "'; layouts are replicate, sequence, shard(<dim>)";
+      FailureOr<int> axis = styleAxis(e, "sequence", axisName);
+      if (failed(axis))
+        return failure();
+      if (dim < 0 || dim >= type.getRank())
+        return error() << origin << ": dim " << dim << " is out of range for "
+                       << tensor << " " << formatShape(type.getShape());
+      if (failed(shardDim(a.sharding, type, dim, *axis, tensor, origin)))
+        return failure();
+    }
+    out[i] = a;
+  }
+  return success();
+}
+
+void PlanApplier::write() {
+  setMesh(module, mesh);
+  MLIRContext *ctx = module.getContext();
+  Builder b(ctx);
+  for (auto &[i, a] : args) {
+    func.setArgAttr(i, kShardingAttr, a.sharding.toAttr(ctx, mesh));
+    func.setArgAttr(i, kOriginAttr, b.getStringAttr(a.origin));
+  }
+  // Weights the plan does not mention stay whole (PyTorch's default).
+  for (unsigned i = 0; i < func.getNumArguments(); ++i)
+    if (!args.count(i) && func.getArgAttr(i, "tp.param")) {
+      auto type = cast<RankedTensorType>(func.getArgumentTypes()[i]);
+      func.setArgAttr(i, kShardingAttr,
+                      TensorSharding::replicated(type.getRank()).toAttr(ctx, mesh));
+      func.setArgAttr(i, kOriginAttr,
+                      b.getStringAttr("not in the plan (replicated)"));
+    }
+  for (auto &[i, a] : results) {
+    func.setResultAttr(i, kShardingAttr, a.sharding.toAttr(ctx, mesh));
+    func.setResultAttr(i, kOriginAttr, b.getStringAttr(a.origin));
+  }
+  for (auto &[op, a] : ops) {
+    op->setAttr(kShardingAttr, a.sharding.toAttr(ctx, mesh));
+    op->setAttr(kOriginAttr, b.getStringAttr(a.origin));
+  }
+}
+
+LogicalResult PlanApplier::run() {
+  if (failed(buildMesh()))
+    return failure();
+  collectModules();
+  for (const PlanEntry &e : plan.entries)
+    if (failed(applyEntry(e)))
+      return failure();
+  if (failed(applyIO(/*inputs=*/true)) || failed(applyIO(/*inputs=*/false)))
+    return failure();
+  write();
+  return success();
+}
+
+namespace {
+struct TPApplyPlanPass : tp::impl::TPApplyPlanBase<TPApplyPlanPass> {
+  using TPApplyPlanBase::TPApplyPlanBase;
+
+  void runOnOperation() override {
+    Plan plan;
+    auto fail = [&](const std::string &msg) {
+      emitError(getOperation().getLoc()) << msg;
+      signalPassFailure();
+    };
+    if (!planFile.empty())
+      if (auto err = readPlanFile(planFile, plan))
+        return fail(*err);
+    if (!meshSpec.empty())
+      if (auto err = parseMeshSpec(llvm::join(meshSpec, ","), plan))
+        return fail(*err);
+    for (const std::string &entry : entries) {
+      auto [pattern, style] = StringRef(entry).split('=');
+      if (pattern.empty() || style.empty())
+        return fail("--plan-entry expects module=style, got '" + entry + "'");
+      plan.setEntry({pattern.str(), style.str(), "--plan-entry"});
+    }
+    if (!dataParallel.empty())
+      plan.dataParallel = dataParallel;
+    for (const std::string &s : inputs)
+      if (auto err = parseAssignment(s, "--input-layout", plan.inputs))
+        return fail(*err);
+    for (const std::string &s : outputs)
+      if (auto err = parseAssignment(s, "--output-layout", plan.outputs))
+        return fail(*err);
+
+    ModuleOp module = getOperation();
+    auto funcs = llvm::to_vector(module.getOps<func::FuncOp>());
+    if (funcs.size() != 1)
+      return fail("tp-apply-plan expects one function (the imported graph)");
+    PlanApplier applier(module, funcs.front(), std::move(plan));
+    if (failed(applier.run()))
+      signalPassFailure();
+  }
+};
+} // namespace

@@ -1,0 +1,135 @@
+//===- PlanFile.cpp - read plan files and plan flags ----------------------===//
+//
+// nlohmann-json reports malformed input by throwing; this file is built
+// with exceptions and turns them into messages.
+//
+//===----------------------------------------------------------------------===//
+#include "tp/Plan/Plan.h"
+
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringRef.h"
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+using namespace mlir;
+using namespace mlir::tp;
+using json = nlohmann::ordered_json;
+
+void Plan::setEntry(PlanEntry entry) {
+  for (PlanEntry &e : entries)
+    if (e.pattern == entry.pattern) {
+      e = std::move(entry);
+      return;
+    }
+  entries.push_back(std::move(entry));
+}
+
+/// "line L, column C" of byte offset `pos` in `text`.
+static std::string position(const std::string &text, size_t pos) {
+  size_t line = 1, col = 1;
+  for (size_t i = 0; i < pos && i < text.size(); ++i) {
+    if (text[i] == '\n') {
+      ++line;
+      col = 1;
+    } else {
+      ++col;
+    }
+  }
+  return "line " + std::to_string(line) + ", column " + std::to_string(col);
+}
+
+std::optional<std::string> tp::readPlanFile(StringRef path, Plan &plan) {
+  std::ifstream in(path.str());
+  if (!in)
+    return path.str() + ": cannot open plan file";
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  std::string text = buffer.str();
+  std::string where = path.str() + ": ";
+
+  json doc;
+  try {
+    doc = json::parse(text);
+  } catch (const json::parse_error &e) {
+    // e.byte is one past the offending character.
+    std::string msg = e.what();
+    size_t colon = msg.find("syntax error");
+    return where + "malformed JSON at " +
+           position(text, e.byte ? e.byte - 1 : 0) + ": " +
+           (colon == std::string::npos ? msg : msg.substr(colon));
+  }
+  if (!doc.is_object())
+    return where + "a plan is a JSON object with \"mesh\", \"plan\", "
+                   "\"data_parallel\", \"inputs\", \"outputs\"";
+  for (auto &[key, value] : doc.items()) {
+    if (key == "mesh") {
+      if (!value.is_object())
+        return where + "\"mesh\" must be an object like {\"dp\": 2, \"tp\": 4}";
+      plan.mesh.clear();
+      for (auto &[axis, size] : value.items()) {
+        if (!size.is_number_integer() || size.get<int64_t>() <= 0)
+          return where + "mesh axis \"" + axis +
+                 "\" must have a positive integer size";
+        plan.mesh.emplace_back(axis, size.get<int64_t>());
+      }
+    } else if (key == "plan") {
+      if (!value.is_object())
+        return where + "\"plan\" must map module paths to styles";
+      for (auto &[pattern, style] : value.items()) {
+        if (!style.is_string())
+          return where + "plan entry \"" + pattern +
+                 "\" must be a style string (colwise, rowwise, sequence, "
+                 "replicate)";
+        plan.setEntry({pattern, style.get<std::string>(), path.str()});
+      }
+    } else if (key == "data_parallel") {
+      if (!value.is_string())
+        return where + "\"data_parallel\" must name a mesh axis";
+      plan.dataParallel = value.get<std::string>();
+    } else if (key == "inputs" || key == "outputs") {
+      if (!value.is_object())
+        return where + "\"" + key + "\" must map names to layouts";
+      auto &into = key == "inputs" ? plan.inputs : plan.outputs;
+      for (auto &[name, style] : value.items()) {
+        if (!style.is_string())
+          return where + key + " entry \"" + name + "\" must be a string";
+        into.emplace_back(name, style.get<std::string>());
+      }
+    } else {
+      return where + "unknown key \"" + key +
+             "\" (expected mesh, plan, data_parallel, inputs, outputs)";
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> tp::parseMeshSpec(StringRef spec, Plan &plan) {
+  plan.mesh.clear();
+  SmallVector<StringRef> parts;
+  spec.split(parts, ',');
+  for (StringRef part : parts) {
+    auto [name, size] = part.split('=');
+    int64_t n;
+    if (name.empty() || size.getAsInteger(10, n) || n <= 0)
+      return "--mesh expects name=size[,name=size...], got '" + spec.str() +
+             "'";
+    plan.mesh.emplace_back(name.str(), n);
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string>
+tp::parseAssignment(StringRef spec, StringRef what,
+                    std::vector<std::pair<std::string, std::string>> &into) {
+  auto [name, value] = spec.split('=');
+  if (name.empty() || value.empty())
+    return what.str() + " expects name=style, got '" + spec.str() + "'";
+  for (auto &entry : into)
+    if (entry.first == name) {
+      entry.second = value.str();
+      return std::nullopt;
+    }
+  into.emplace_back(name.str(), value.str());
+  return std::nullopt;
+}

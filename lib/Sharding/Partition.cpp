@@ -1,0 +1,325 @@
+//===- Partition.cpp - the tp-partition pass ------------------------------===//
+//
+// Rewrites the function, op by op, into its per-device form: local types
+// everywhere, and a resharding (upstream shard collectives) wherever the
+// layout a value is produced in differs from the layout its user reads.
+//
+//===----------------------------------------------------------------------===//
+#include "ValueNames.h"
+#include "tp/Dialect/TP/IR/TPOps.h"
+#include "tp/Sharding/Passes.h"
+#include "tp/Sharding/Sharding.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Builders.h"
+
+namespace mlir::tp {
+#define GEN_PASS_DEF_TPPARTITION
+#include "tp/Sharding/Passes.h.inc"
+} // namespace mlir::tp
+
+using namespace mlir;
+using namespace mlir::tp;
+
+namespace {
+
+class Partitioner {
+public:
+  Partitioner(func::FuncOp func, const Mesh &mesh)
+      : func(func), mesh(mesh), b(func.getContext()) {}
+  LogicalResult run();
+
+private:
+  func::FuncOp func;
+  const Mesh &mesh;
+  OpBuilder b;
+  /// Old (global) value -> its layout and its per-device replacement.
+  DenseMap<Value, TensorSharding> layouts;
+  DenseMap<Value, Value> local;
+  /// Reshardings already made, so a value is moved once per target layout.
+  std::map<std::pair<void *, std::string>, Value> reshardCache;
+
+  FailureOr<TensorSharding> read(Attribute attr, Value v, Location loc);
+  Value reshard(Value global, const TensorSharding &to, Location loc);
+  FailureOr<Value> localOperand(Operation *op, unsigned i);
+  LogicalResult partitionOp(Operation *op);
+  Value processIndex(ArrayRef<int> axes, Location loc);
+};
+
+} // namespace
+
+FailureOr<TensorSharding> Partitioner::read(Attribute attr, Value v,
+                                            Location loc) {
+  auto type = cast<RankedTensorType>(v.getType());
+  if (!attr)
+    return TensorSharding::replicated(type.getRank());
+  std::string error;
+  auto s = TensorSharding::fromAttr(cast<ShardingAttr>(attr), mesh,
+                                    type.getRank(), error);
+  if (failed(s))
+    return emitError(loc) << error, failure();
+  for (int64_t d = 0; d < type.getRank(); ++d)
+    if (type.getDimSize(d) % s->splitFactor(d, mesh) != 0)
+      return emitError(loc) << "cannot split " << describeValue(v) << " "
+                            << formatShape(type.getShape()) << " dim " << d
+                            << " over " << s->describe(mesh)
+                            << ": not divisible",
+             failure();
+  return s;
+}
+
+/// Moves `global`'s per-device value from its layout to `to`: partial sums
+/// are all-reduced or reduce-scattered, splits that go away are gathered
+/// (or all-to-all'd into the dim that needs them), new splits are local
+/// slices.
+Value Partitioner::reshard(Value global, const TensorSharding &to,
+                           Location loc) {
+  TensorSharding cur = layouts.lookup(global);
+  Value v = local.lookup(global);
+  if (cur == to)
+    return v;
+  auto key = std::make_pair(global.getAsOpaquePointer(), to.describe(mesh));
+  if (auto it = reshardCache.find(key); it != reshardCache.end())
+    return it->second;
+
+  auto globalType = cast<RankedTensorType>(global.getType());
+  StringRef grid = kMeshSymbol;
+  auto typeFor = [&](const TensorSharding &s) {
+    return s.localType(globalType, mesh);
+  };
+  auto extendsBy = [&](int d, int axis) {
+    SmallVector<int> want(cur.dims[d]);
+    want.push_back(axis);
+    return to.dims[d] == want;
+  };
+
+  // 1. Partial sums.
+  for (int axis : SmallVector<int>(cur.partial)) {
+    cur.partial.erase(llvm::find(cur.partial, axis));
+    int scatterDim = -1;
+    for (int d = 0; d < int(cur.dims.size()); ++d)
+      if (extendsBy(d, axis))
+        scatterDim = d;
+    if (scatterDim >= 0) {
+      cur.dims[scatterDim].push_back(axis);
+      v = shard::ReduceScatterOp::create(
+          b, loc, typeFor(cur), FlatSymbolRefAttr::get(b.getContext(), grid),
+          b.getDenseI16ArrayAttr({int16_t(axis)}), v,
+          shard::ReductionKindAttr::get(b.getContext(),
+                                        shard::ReductionKind::Sum),
+          b.getIndexAttr(scatterDim));
+    } else {
+      v = shard::AllReduceOp::create(b, loc, typeFor(cur), grid,
+                                     {int16_t(axis)}, v);
+    }
+  }
+  // 2. Splits that the target does not have, innermost first.
+  for (int d = 0; d < int(cur.dims.size()); ++d) {
+    while (!(cur.dims[d].size() <= to.dims[d].size() &&
+             std::equal(cur.dims[d].begin(), cur.dims[d].end(),
+                        to.dims[d].begin()))) {
+      int axis = cur.dims[d].pop_back_val();
+      int moveTo = -1;
+      for (int e = 0; e < int(cur.dims.size()); ++e)
+        if (e != d && extendsBy(e, axis))
+          moveTo = e;
+      if (moveTo >= 0) {
+        cur.dims[moveTo].push_back(axis);
+        v = shard::AllToAllOp::create(
+            b, loc, typeFor(cur), FlatSymbolRefAttr::get(b.getContext(), grid),
+            b.getDenseI16ArrayAttr({int16_t(axis)}), v,
+            b.getIndexAttr(moveTo), b.getIndexAttr(d));
+      } else {
+        v = shard::AllGatherOp::create(
+            b, loc, typeFor(cur), FlatSymbolRefAttr::get(b.getContext(), grid),
+            b.getDenseI16ArrayAttr({int16_t(axis)}), v, b.getIndexAttr(d));
+      }
+    }
+  }
+  // 3. New splits: each device keeps its slice, no communication.
+  for (int d = 0; d < int(cur.dims.size()); ++d)
+    for (size_t i = cur.dims[d].size(); i < to.dims[d].size(); ++i) {
+      int axis = to.dims[d][i];
+      cur.dims[d].push_back(axis);
+      v = shard::AllSliceOp::create(
+          b, loc, typeFor(cur), FlatSymbolRefAttr::get(b.getContext(), grid),
+          b.getDenseI16ArrayAttr({int16_t(axis)}), v, b.getIndexAttr(d));
+    }
+  reshardCache[key] = v;
+  return v;
+}
+
+FailureOr<Value> Partitioner::localOperand(Operation *op, unsigned i) {
+  auto ins = op->getAttrOfType<ArrayAttr>(kInShardingsAttr);
+  Value global = op->getOperand(i);
+  auto to = read(ins ? ins[i] : Attribute(), global, op->getLoc());
+  if (failed(to))
+    return failure();
+  return reshard(global, *to, op->getLoc());
+}
+
+/// The linear index of this device along `axes` (major first).
+Value Partitioner::processIndex(ArrayRef<int> axes, Location loc) {
+  SmallVector<int16_t> gridAxes(axes.begin(), axes.end());
+  SmallVector<Type> types(axes.size(), b.getIndexType());
+  auto idx = shard::ProcessMultiIndexOp::create(
+      b, loc, types, FlatSymbolRefAttr::get(b.getContext(), kMeshSymbol),
+      b.getDenseI16ArrayAttr(gridAxes));
+  Value linear = arith::ConstantIndexOp::create(b, loc, 0);
+  for (auto [i, axis] : llvm::enumerate(axes)) {
+    Value size = arith::ConstantIndexOp::create(b, loc, mesh.sizes[axis]);
+    linear = arith::AddIOp::create(
+        b, loc, arith::MulIOp::create(b, loc, linear, size),
+        idx->getResult(i));
+  }
+  return linear;
+}
+
+LogicalResult Partitioner::partitionOp(Operation *op) {
+  Location loc = op->getLoc();
+  SmallVector<Value> operands;
+  for (unsigned i = 0; i < op->getNumOperands(); ++i) {
+    auto v = localOperand(op, i);
+    if (failed(v))
+      return failure();
+    operands.push_back(*v);
+  }
+  auto outs = op->getAttrOfType<ArrayAttr>(kOutShardingsAttr);
+  SmallVector<Type> types;
+  SmallVector<TensorSharding> outLayouts;
+  for (auto [i, r] : llvm::enumerate(op->getResults())) {
+    auto s = read(outs ? outs[i] : Attribute(), r, loc);
+    if (failed(s))
+      return failure();
+    outLayouts.push_back(*s);
+    types.push_back(s->localType(cast<RankedTensorType>(r.getType()), mesh));
+  }
+
+  Operation *newOp = nullptr;
+  auto ins = op->getAttrOfType<ArrayAttr>(kInShardingsAttr);
+  if (auto gather = dyn_cast<GatherOp>(op)) {
+    // Vocab-parallel lookup: ids outside this device's slice give zeros;
+    // the result is a partial sum over the vocab axes.
+    std::string error;
+    auto dataLayout = TensorSharding::fromAttr(
+        cast<ShardingAttr>(ins[0]), mesh,
+        gather.getData().getType().getRank(), error);
+    ArrayRef<int> vocabAxes = dataLayout->dims[gather.getAxis()];
+    if (!vocabAxes.empty()) {
+      int64_t sliceRows =
+          cast<RankedTensorType>(operands[0].getType()).getDimSize(
+              gather.getAxis());
+      Value idx = processIndex(vocabAxes, loc);
+      Value rows = arith::ConstantIndexOp::create(b, loc, sliceRows);
+      Value offset = arith::IndexCastOp::create(
+          b, loc, b.getI64Type(), arith::MulIOp::create(b, loc, idx, rows));
+      Value offsetTensor = tensor::FromElementsOp::create(
+          b, loc, RankedTensorType::get({}, b.getI64Type()), offset);
+      newOp = MaskedGatherOp::create(b, loc, types[0], operands[0],
+                                     operands[1], offsetTensor,
+                                     gather.getAxis());
+    }
+  } else if (auto mean = dyn_cast<ReduceMeanOp>(op);
+             mean && !outLayouts[0].partial.empty()) {
+    // Over split dims each device sums its part; dividing by the global
+    // count makes the partial sums add up to the mean.
+    int64_t count = 1;
+    for (int64_t a : mean.getAxes())
+      count *= mean.getInput().getType().getDimSize(a);
+    auto type = cast<RankedTensorType>(types[0]);
+    Value sum = ReduceSumOp::create(b, loc, type, operands[0],
+                                    mean.getAxesAttr(), mean.getKeepdimsAttr());
+    auto scalarType = RankedTensorType::get({}, type.getElementType());
+    Value scale = ConstantOp::create(
+        b, loc,
+        DenseElementsAttr::get(
+            scalarType, b.getFloatAttr(type.getElementType(), 1.0 / count)));
+    newOp = MulOp::create(b, loc, type, sum, scale);
+  } else if (auto slice = dyn_cast<SliceOp>(op)) {
+    // Split dims are never sliced (the rule keeps sliced dims whole): they
+    // are taken whole, locally.
+    auto localIn = cast<RankedTensorType>(operands[0].getType());
+    SmallVector<int64_t> limits(slice.getLimits());
+    for (int64_t d = 0; d < localIn.getRank(); ++d)
+      if (localIn.getDimSize(d) != slice.getInput().getType().getDimSize(d))
+        limits[d] = localIn.getDimSize(d);
+    newOp = SliceOp::create(b, loc, types[0], operands[0], slice.getStarts(),
+                            limits, slice.getSteps());
+  }
+  if (!newOp) {
+    OperationState state(loc, op->getName());
+    state.addOperands(operands);
+    state.addTypes(types);
+    for (NamedAttribute attr : op->getAttrs())
+      if (!attr.getName().getValue().starts_with("tp."))
+        state.addAttribute(attr.getName(), attr.getValue());
+    newOp = b.create(state);
+  }
+  for (auto [i, r] : llvm::enumerate(op->getResults())) {
+    local[r] = newOp->getResult(i);
+    layouts[r] = outLayouts[i];
+  }
+  return success();
+}
+
+LogicalResult Partitioner::run() {
+  Block &body = func.getBody().front();
+  // Arguments take their per-device types.
+  for (BlockArgument arg : body.getArguments()) {
+    auto s = read(func.getArgAttr(arg.getArgNumber(), kShardingAttr), arg,
+                  arg.getLoc());
+    if (failed(s))
+      return failure();
+    layouts[arg] = *s;
+    local[arg] = arg;
+  }
+  SmallVector<Operation *> old;
+  for (Operation &op : body)
+    old.push_back(&op);
+  b.setInsertionPoint(body.getTerminator());
+  SmallVector<Value> results;
+  for (Operation *op : old) {
+    if (auto ret = dyn_cast<func::ReturnOp>(op)) {
+      for (unsigned i = 0; i < ret.getNumOperands(); ++i) {
+        auto v = localOperand(op, i);
+        if (failed(v))
+          return failure();
+        results.push_back(*v);
+      }
+      continue;
+    }
+    if (failed(partitionOp(op)))
+      return failure();
+  }
+  func::ReturnOp::create(b, body.getTerminator()->getLoc(), results);
+  // Drop the global program, users first.
+  for (Operation *op : llvm::reverse(old)) {
+    op->dropAllUses();
+    op->erase();
+  }
+  for (BlockArgument arg : body.getArguments())
+    arg.setType(layouts[arg].localType(cast<RankedTensorType>(arg.getType()),
+                                       mesh));
+  func.setType(FunctionType::get(func.getContext(), body.getArgumentTypes(),
+                                 TypeRange(ValueRange(results))));
+  return success();
+}
+
+namespace {
+struct TPPartitionPass : tp::impl::TPPartitionBase<TPPartitionPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    FailureOr<Mesh> mesh = getMesh(module);
+    if (failed(mesh))
+      return signalPassFailure();
+    for (auto func : llvm::make_early_inc_range(module.getOps<func::FuncOp>())) {
+      if (func.isExternal())
+        continue;
+      Partitioner partitioner(func, *mesh);
+      if (failed(partitioner.run()))
+        return signalPassFailure();
+    }
+  }
+};
+} // namespace

@@ -1,0 +1,426 @@
+//===- Propagation.cpp - the tp-propagate-sharding pass -------------------===//
+//
+// Every value carries per-dim "hints": mesh axes with a level (0: a plan
+// annotation on a weight, 1: a plan annotation on an activation, input or
+// output; propagated hints keep the level of their source). An op's rule
+// turns the hints of its operands and results into one factor assignment,
+// strongest level first, and projects it back onto the hints of its
+// operands and results. Hints only get stronger, so this reaches a fixed
+// point. Finally every op commits its assignment as tp.in_shardings /
+// tp.out_shardings.
+//
+//===----------------------------------------------------------------------===//
+#include "ValueNames.h"
+#include "tp/Dialect/TP/IR/TPOps.h"
+#include "tp/Sharding/Passes.h"
+#include "tp/Sharding/Sharding.h"
+#include "tp/Sharding/ShardingRule.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+
+namespace mlir::tp {
+#define GEN_PASS_DEF_TPPROPAGATESHARDING
+#include "tp/Sharding/Passes.h.inc"
+} // namespace mlir::tp
+
+using namespace mlir;
+using namespace mlir::tp;
+
+namespace {
+
+constexpr int kUnset = std::numeric_limits<int>::max();
+
+struct DimHint {
+  SmallVector<int> axes;
+  int level = kUnset;
+};
+
+struct Hints {
+  SmallVector<DimHint> dims;
+  /// Plan-annotated: never changed by propagation.
+  bool closed = false;
+  /// Where the first hint came from, for --explain-sharding.
+  std::string origin;
+};
+
+/// One op (or the function's return) with its rule and the hints of its
+/// operands followed by its results.
+struct Node {
+  Operation *op;
+  ShardingRule rule;
+  SmallVector<Hints *> tensors;
+  unsigned numOperands;
+
+  const SmallVector<SmallVector<int>> &factorsOf(unsigned t) const {
+    return t < numOperands ? rule.operands[t] : rule.results[t - numOperands];
+  }
+};
+
+struct Assignment {
+  SmallVector<SmallVector<int>> axes;
+  SmallVector<int> level;
+  SmallVector<int> source; // tensor index the factor's axes came from
+};
+
+class Propagator {
+public:
+  Propagator(func::FuncOp func, const Mesh &mesh) : func(func), mesh(mesh) {}
+  LogicalResult run();
+
+private:
+  func::FuncOp func;
+  const Mesh &mesh;
+  DenseMap<Value, std::unique_ptr<Hints>> valueHints;
+  SmallVector<std::unique_ptr<Hints>> returnHints;
+  std::vector<Node> nodes;
+
+  Hints &hintsOf(Value v);
+  LogicalResult seed();
+  Assignment assign(const Node &node) const;
+  SmallVector<int> project(const Node &node, const Assignment &a,
+                           const SmallVector<int> &factors, int &level) const;
+  bool setHint(Hints &h, unsigned dim, ArrayRef<int> axes, int level,
+               const std::string &origin);
+  bool visit(Node &node);
+  void commit(Node &node);
+};
+
+} // namespace
+
+Hints &Propagator::hintsOf(Value v) {
+  auto &h = valueHints[v];
+  if (!h) {
+    h = std::make_unique<Hints>();
+    h->dims.resize(cast<RankedTensorType>(v.getType()).getRank());
+  }
+  return *h;
+}
+
+/// Reads the plan's annotations: func args and results (tp.sharding arg /
+/// result attrs) and op results (tp.sharding on the op).
+LogicalResult Propagator::seed() {
+  auto load = [&](Hints &h, ShardingAttr attr, int64_t rank, int level,
+                  StringRef origin, Location loc) -> LogicalResult {
+    std::string error;
+    auto s = TensorSharding::fromAttr(attr, mesh, rank, error);
+    if (failed(s))
+      return emitError(loc) << error;
+    h.closed = true;
+    h.origin = origin.str();
+    for (auto [d, axes] : llvm::enumerate(s->dims))
+      h.dims[d] = DimHint{axes, level};
+    return success();
+  };
+  auto originOf = [](DictionaryAttr attrs) {
+    auto o = attrs ? attrs.getAs<StringAttr>(kOriginAttr) : StringAttr();
+    return o ? o.getValue() : StringRef("tp.sharding annotation");
+  };
+  for (BlockArgument arg : func.getArguments()) {
+    Hints &h = hintsOf(arg);
+    auto attr = func.getArgAttrOfType<ShardingAttr>(arg.getArgNumber(),
+                                                    kShardingAttr);
+    // Weights are the strongest source; unannotated arguments stay whole.
+    int level = func.getArgAttr(arg.getArgNumber(), "tp.param") ? 0 : 1;
+    if (!attr) {
+      h.closed = true;
+      h.origin = "unannotated argument (replicated)";
+      continue;
+    }
+    if (failed(load(h, attr, h.dims.size(), level,
+                    originOf(func.getArgAttrDict(arg.getArgNumber())),
+                    arg.getLoc())))
+      return failure();
+  }
+  for (unsigned i = 0; i < func.getNumResults(); ++i) {
+    auto h = std::make_unique<Hints>();
+    h->dims.resize(cast<RankedTensorType>(func.getResultTypes()[i]).getRank());
+    if (auto attr = func.getResultAttrOfType<ShardingAttr>(i, kShardingAttr))
+      if (failed(load(*h, attr, h->dims.size(), 1,
+                      originOf(func.getResultAttrDict(i)), func.getLoc())))
+        return failure();
+    returnHints.push_back(std::move(h));
+  }
+
+  for (Operation &op : func.getBody().front()) {
+    Node node{&op, {}, {}, op.getNumOperands()};
+    if (auto ret = dyn_cast<func::ReturnOp>(op)) {
+      // The return reads its operands into the function's results.
+      for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
+        SmallVector<SmallVector<int>> dims;
+        for (int64_t size : cast<RankedTensorType>(v.getType()).getShape())
+          dims.push_back({node.rule.addFactor(size, FactorKind::Parallel)});
+        node.rule.operands.push_back(dims);
+        node.rule.results.push_back(dims);
+        node.tensors.push_back(&hintsOf(v));
+      }
+      for (auto &h : returnHints)
+        node.tensors.push_back(h.get());
+      nodes.push_back(std::move(node));
+      continue;
+    }
+    std::optional<ShardingRule> rule = getShardingRule(&op);
+    if (!rule) {
+      std::string where = onnxNodeName(op.getLoc());
+      op.emitWarning() << "no sharding rule for '" << op.getName()
+                       << "' (ONNX node '" << where
+                       << "'); it runs replicated";
+      rule.emplace();
+      for (Value v : op.getOperands()) {
+        SmallVector<SmallVector<int>> dims;
+        for (int64_t size : cast<RankedTensorType>(v.getType()).getShape())
+          dims.push_back({rule->addFactor(size, FactorKind::Replicated)});
+        rule->operands.push_back(dims);
+      }
+      for (Value v : op.getResults()) {
+        SmallVector<SmallVector<int>> dims;
+        for (int64_t size : cast<RankedTensorType>(v.getType()).getShape())
+          dims.push_back({rule->addFactor(size, FactorKind::Replicated)});
+        rule->results.push_back(dims);
+      }
+    }
+    node.rule = std::move(*rule);
+    for (Value v : op.getOperands())
+      node.tensors.push_back(&hintsOf(v));
+    for (Value v : op.getResults())
+      node.tensors.push_back(&hintsOf(v));
+    // Plan annotations on op results (sequence parallelism, for one).
+    if (auto attr = op.getAttrOfType<ShardingAttr>(kShardingAttr)) {
+      auto origin = op.getAttrOfType<StringAttr>(kOriginAttr);
+      if (failed(load(hintsOf(op.getResult(0)), attr,
+                      hintsOf(op.getResult(0)).dims.size(), 1,
+                      origin ? origin.getValue() : "tp.sharding annotation",
+                      op.getLoc())))
+        return failure();
+    }
+    nodes.push_back(std::move(node));
+  }
+  return success();
+}
+
+/// Combines the hints on every tensor of `node` into axes per factor,
+/// strongest level first; an axis serves one factor, Replicated factors get
+/// none, and a factor only takes axes that divide it.
+Assignment Propagator::assign(const Node &node) const {
+  const ShardingRule &rule = node.rule;
+  struct Candidate {
+    int factor;
+    SmallVector<int> axes;
+    int level;
+    int source;
+  };
+  SmallVector<Candidate> candidates;
+  for (auto [t, hints] : llvm::enumerate(node.tensors)) {
+    const auto &dims = node.factorsOf(t);
+    for (auto [d, factors] : llvm::enumerate(dims)) {
+      const DimHint &h = hints->dims[d];
+      if (h.axes.empty() || factors.empty())
+        continue;
+      // Hand the dim's axes to its factors, major first; move to the next
+      // factor only once the previous one is fully split.
+      size_t idx = 0;
+      int64_t capacity = rule.sizes[factors[0]];
+      SmallVector<SmallVector<int>> pieces(factors.size());
+      for (int axis : h.axes) {
+        while (capacity == 1 && idx + 1 < factors.size())
+          capacity = rule.sizes[factors[++idx]];
+        if (capacity % mesh.sizes[axis] != 0)
+          break;
+        pieces[idx].push_back(axis);
+        capacity /= mesh.sizes[axis];
+      }
+      for (auto [i, axes] : llvm::enumerate(pieces))
+        if (!axes.empty())
+          candidates.push_back({factors[i], axes, h.level, int(t)});
+    }
+  }
+  llvm::stable_sort(candidates, [](const Candidate &a, const Candidate &b) {
+    return a.level < b.level;
+  });
+  Assignment a;
+  a.axes.resize(rule.numFactors());
+  a.level.assign(rule.numFactors(), kUnset);
+  a.source.assign(rule.numFactors(), -1);
+  SmallVector<bool> used(mesh.sizes.size(), false);
+  for (const Candidate &c : candidates) {
+    if (rule.kinds[c.factor] == FactorKind::Replicated ||
+        !a.axes[c.factor].empty() ||
+        llvm::any_of(c.axes, [&](int axis) { return used[axis]; }))
+      continue;
+    a.axes[c.factor] = c.axes;
+    a.level[c.factor] = c.level;
+    a.source[c.factor] = c.source;
+    for (int axis : c.axes)
+      used[axis] = true;
+  }
+  return a;
+}
+
+/// The axes a dim made of `factors` gets: the factors' axes major first,
+/// stopping after a factor that is not fully split.
+SmallVector<int> Propagator::project(const Node &node, const Assignment &a,
+                                     const SmallVector<int> &factors,
+                                     int &level) const {
+  SmallVector<int> axes;
+  level = kUnset;
+  for (int f : factors) {
+    int64_t split = 1;
+    for (int axis : a.axes[f]) {
+      axes.push_back(axis);
+      split *= mesh.sizes[axis];
+    }
+    level = std::min(level, a.level[f]);
+    if (split != node.rule.sizes[f])
+      break;
+  }
+  return axes;
+}
+
+/// Records `axes` for dim `dim` unless a hint at least as strong is there or
+/// the axes are taken, at least as strongly, by another dim.
+bool Propagator::setHint(Hints &h, unsigned dim, ArrayRef<int> axes,
+                         int level, const std::string &origin) {
+  if (h.closed || axes.empty())
+    return false;
+  DimHint &cur = h.dims[dim];
+  if (cur.axes == axes && cur.level <= level)
+    return false;
+  if (!cur.axes.empty() && cur.level <= level)
+    return false;
+  for (auto [d, other] : llvm::enumerate(h.dims)) {
+    if (d == dim)
+      continue;
+    if (llvm::any_of(axes, [&](int a) { return llvm::is_contained(other.axes, a); })) {
+      if (other.level <= level)
+        return false;
+      other = DimHint();
+    }
+  }
+  cur = DimHint{SmallVector<int>(axes), level};
+  if (h.origin.empty())
+    h.origin = origin;
+  return true;
+}
+
+bool Propagator::visit(Node &node) {
+  Assignment a = assign(node);
+  bool changed = false;
+  for (auto [t, hints] : llvm::enumerate(node.tensors)) {
+    const auto &dims = node.factorsOf(t);
+    for (auto [d, factors] : llvm::enumerate(dims)) {
+      int level;
+      SmallVector<int> axes = project(node, a, factors, level);
+      if (axes.empty())
+        continue;
+      // Name the neighbour the axes came from.
+      int src = a.source[factors[0]];
+      std::string origin;
+      if (src >= 0 && src != int(t)) {
+        Value from = src < int(node.numOperands)
+                         ? node.op->getOperand(src)
+                         : Value();
+        if (!from && !isa<func::ReturnOp>(node.op))
+          from = node.op->getResult(src - node.numOperands);
+        std::string site = isa<func::ReturnOp>(node.op)
+                               ? std::string("the function result")
+                               : from ? describeValue(from)
+                                      : std::string("?");
+        origin = "propagated through " +
+                 node.op->getName().getStringRef().str() +
+                 (onnxNodeName(node.op->getLoc()).empty()
+                      ? ""
+                      : " at " + onnxNodeName(node.op->getLoc())) +
+                 " from " + site;
+      }
+      changed |= setHint(*hints, d, axes, level, origin);
+    }
+  }
+  return changed;
+}
+
+void Propagator::commit(Node &node) {
+  Assignment a = assign(node);
+  MLIRContext *ctx = func.getContext();
+  auto sharding = [&](unsigned t, bool withPartial) {
+    TensorSharding s;
+    for (const auto &factors : node.factorsOf(t)) {
+      int level;
+      s.dims.push_back(project(node, a, factors, level));
+    }
+    if (withPartial)
+      for (int f = 0; f < node.rule.numFactors(); ++f)
+        if (node.rule.kinds[f] == FactorKind::Reduction)
+          llvm::append_range(s.partial, a.axes[f]);
+    llvm::sort(s.partial);
+    return s.toAttr(ctx, mesh);
+  };
+  SmallVector<Attribute> ins, outs, origins;
+  for (unsigned t = 0; t < node.numOperands; ++t)
+    ins.push_back(sharding(t, false));
+  Builder b(ctx);
+  if (auto ret = dyn_cast<func::ReturnOp>(node.op)) {
+    // What the function returns is what the return reads.
+    for (unsigned i = 0; i < ret.getNumOperands(); ++i) {
+      func.setResultAttr(i, kShardingAttr, ins[i]);
+      if (!returnHints[i]->origin.empty())
+        func.setResultAttr(i, kOriginAttr,
+                           b.getStringAttr(returnHints[i]->origin));
+    }
+  } else {
+    for (unsigned t = node.numOperands; t < node.tensors.size(); ++t) {
+      outs.push_back(sharding(t, true));
+      const std::string &o = node.tensors[t]->origin;
+      origins.push_back(b.getStringAttr(o.empty() ? "no sharded neighbour" : o));
+    }
+    node.op->setAttr(kOutShardingsAttr, b.getArrayAttr(outs));
+    node.op->setAttr(kOriginAttr, b.getArrayAttr(origins));
+    node.op->removeAttr(kShardingAttr);
+  }
+  node.op->setAttr(kInShardingsAttr, b.getArrayAttr(ins));
+}
+
+LogicalResult Propagator::run() {
+  if (failed(seed()))
+    return failure();
+  // Elementwise and reshape-like ops (priority 0) settle before
+  // contractions and reductions join in; each phase sweeps forwards and
+  // backwards until nothing changes.
+  for (int phase = 0; phase <= 1; ++phase) {
+    bool changed = true;
+    while (changed) {
+      changed = false;
+      for (Node &n : nodes)
+        if (n.rule.priority <= phase)
+          changed |= visit(n);
+      for (Node &n : llvm::reverse(nodes))
+        if (n.rule.priority <= phase)
+          changed |= visit(n);
+    }
+  }
+  for (Node &n : nodes)
+    commit(n);
+  return success();
+}
+
+namespace {
+struct TPPropagateShardingPass
+    : tp::impl::TPPropagateShardingBase<TPPropagateShardingPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    FailureOr<Mesh> mesh = getMesh(module);
+    if (failed(mesh))
+      return signalPassFailure();
+    for (auto func : module.getOps<func::FuncOp>()) {
+      if (func.isExternal())
+        continue;
+      if (!func.getBody().hasOneBlock()) {
+        func.emitError("tp-propagate-sharding expects a single-block function");
+        return signalPassFailure();
+      }
+      Propagator propagator(func, *mesh);
+      if (failed(propagator.run()))
+        return signalPassFailure();
+    }
+  }
+};
+} // namespace

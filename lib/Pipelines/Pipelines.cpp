@@ -2,6 +2,8 @@
 #include "tp/Pipelines/Pipelines.h"
 
 #include "mlir/Pass/PassRegistry.h"
+#include "tp/Conversion/Passes.h"
+#include "tp/Sharding/Passes.h"
 #include "llvm/Support/ErrorHandling.h"
 
 using namespace mlir;
@@ -25,7 +27,49 @@ void tp::buildLowerToLLVMPipeline(OpPassManager &pm) {
                              "invalid (a pass was renamed upstream?)");
 }
 
+void tp::buildShardingPipeline(OpPassManager &pm,
+                               const TPApplyPlanOptions &plan) {
+  pm.addPass(createTPApplyPlan(plan));
+  pm.addPass(createTPPropagateSharding());
+  pm.addPass(createTPPartition());
+  pm.addPass(createTPLowerToLinalg());
+}
+
+namespace {
+/// The options of tp-apply-plan, for the pipeline.
+struct ShardingPipelineOptions
+    : PassPipelineOptions<ShardingPipelineOptions> {
+  Option<std::string> plan{*this, "plan", llvm::cl::desc("Plan file (JSON)")};
+  ListOption<std::string> mesh{*this, "mesh",
+                               llvm::cl::desc("Mesh axes, e.g. dp=2,tp=4")};
+  ListOption<std::string> entries{
+      *this, "entry", llvm::cl::desc("Plan entries, e.g. fc1=colwise")};
+  Option<std::string> dataParallel{
+      *this, "data-parallel",
+      llvm::cl::desc("Mesh axis splitting the inputs' batch dim")};
+  ListOption<std::string> inputs{*this, "inputs",
+                                 llvm::cl::desc("Input layouts, e.g. x=sequence")};
+  ListOption<std::string> outputs{
+      *this, "outputs", llvm::cl::desc("Output layouts, e.g. y=sequence")};
+};
+} // namespace
+
 void tp::registerTPPipelines() {
+  PassPipelineRegistration<ShardingPipelineOptions>(
+      "tp-sharding-pipeline",
+      "Plan, propagate, partition and lower to linalg: the per-device "
+      "program (tp-apply-plan, tp-propagate-sharding, tp-partition, "
+      "tp-lower-to-linalg)",
+      [](OpPassManager &pm, const ShardingPipelineOptions &o) {
+        TPApplyPlanOptions plan;
+        plan.planFile = o.plan;
+        plan.meshSpec.assign(o.mesh.begin(), o.mesh.end());
+        plan.entries.assign(o.entries.begin(), o.entries.end());
+        plan.dataParallel = o.dataParallel;
+        plan.inputs.assign(o.inputs.begin(), o.inputs.end());
+        plan.outputs.assign(o.outputs.begin(), o.outputs.end());
+        buildShardingPipeline(pm, plan);
+      });
   PassPipelineRegistration<>(
       "tp-lower-to-llvm",
       "Lower tp ops on static shapes to the LLVM dialect for the CPU: "

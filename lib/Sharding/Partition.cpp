@@ -37,9 +37,16 @@ private:
   /// Old (global) value -> its layout and its per-device replacement.
   DenseMap<Value, TensorSharding> layouts;
   DenseMap<Value, Value> local;
+  /// Global types of the arguments, whose types become local first.
+  DenseMap<Value, RankedTensorType> argTypes;
   /// Reshardings already made, so a value is moved once per target layout.
   std::map<std::pair<void *, std::string>, Value> reshardCache;
 
+  RankedTensorType globalType(Value v) const {
+    if (auto t = argTypes.lookup(v))
+      return t;
+    return cast<RankedTensorType>(v.getType());
+  }
   FailureOr<TensorSharding> read(Attribute attr, Value v, Location loc);
   Value reshard(Value global, const TensorSharding &to, Location loc);
   FailureOr<Value> localOperand(Operation *op, unsigned i);
@@ -51,7 +58,7 @@ private:
 
 FailureOr<TensorSharding> Partitioner::read(Attribute attr, Value v,
                                             Location loc) {
-  auto type = cast<RankedTensorType>(v.getType());
+  RankedTensorType type = globalType(v);
   if (!attr)
     return TensorSharding::replicated(type.getRank());
   std::string error;
@@ -83,10 +90,10 @@ Value Partitioner::reshard(Value global, const TensorSharding &to,
   if (auto it = reshardCache.find(key); it != reshardCache.end())
     return it->second;
 
-  auto globalType = cast<RankedTensorType>(global.getType());
+  RankedTensorType gType = globalType(global);
   StringRef grid = kMeshSymbol;
   auto typeFor = [&](const TensorSharding &s) {
-    return s.localType(globalType, mesh);
+    return s.localType(gType, mesh);
   };
   auto extendsBy = [&](int d, int axis) {
     SmallVector<int> want(cur.dims[d]);
@@ -162,13 +169,10 @@ FailureOr<Value> Partitioner::localOperand(Operation *op, unsigned i) {
 /// The linear index of this device along `axes` (major first).
 Value Partitioner::processIndex(ArrayRef<int> axes, Location loc) {
   SmallVector<int16_t> gridAxes(axes.begin(), axes.end());
-  SmallVector<Type> types(axes.size(), b.getIndexType());
-  auto idx = shard::ProcessMultiIndexOp::create(
-      b, loc, types, FlatSymbolRefAttr::get(b.getContext(), kMeshSymbol),
-      b.getDenseI16ArrayAttr(gridAxes));
-  Value linear = arith::ConstantIndexOp::create(b, loc, 0);
-  for (auto [i, axis] : llvm::enumerate(axes)) {
-    Value size = arith::ConstantIndexOp::create(b, loc, mesh.sizes[axis]);
+  auto idx = shard::ProcessMultiIndexOp::create(b, loc, kMeshSymbol, gridAxes);
+  Value linear = idx->getResult(0);
+  for (size_t i = 1; i < axes.size(); ++i) {
+    Value size = arith::ConstantIndexOp::create(b, loc, mesh.sizes[axes[i]]);
     linear = arith::AddIOp::create(
         b, loc, arith::MulIOp::create(b, loc, linear, size),
         idx->getResult(i));
@@ -193,7 +197,7 @@ LogicalResult Partitioner::partitionOp(Operation *op) {
     if (failed(s))
       return failure();
     outLayouts.push_back(*s);
-    types.push_back(s->localType(cast<RankedTensorType>(r.getType()), mesh));
+    types.push_back(s->localType(globalType(r), mesh));
   }
 
   Operation *newOp = nullptr;
@@ -203,8 +207,8 @@ LogicalResult Partitioner::partitionOp(Operation *op) {
     // the result is a partial sum over the vocab axes.
     std::string error;
     auto dataLayout = TensorSharding::fromAttr(
-        cast<ShardingAttr>(ins[0]), mesh,
-        gather.getData().getType().getRank(), error);
+        cast<ShardingAttr>(ins[0]), mesh, globalType(gather.getData()).getRank(),
+        error);
     ArrayRef<int> vocabAxes = dataLayout->dims[gather.getAxis()];
     if (!vocabAxes.empty()) {
       int64_t sliceRows =
@@ -226,7 +230,7 @@ LogicalResult Partitioner::partitionOp(Operation *op) {
     // count makes the partial sums add up to the mean.
     int64_t count = 1;
     for (int64_t a : mean.getAxes())
-      count *= mean.getInput().getType().getDimSize(a);
+      count *= globalType(mean.getInput()).getDimSize(a);
     auto type = cast<RankedTensorType>(types[0]);
     Value sum = ReduceSumOp::create(b, loc, type, operands[0],
                                     mean.getAxesAttr(), mean.getKeepdimsAttr());
@@ -242,7 +246,7 @@ LogicalResult Partitioner::partitionOp(Operation *op) {
     auto localIn = cast<RankedTensorType>(operands[0].getType());
     SmallVector<int64_t> limits(slice.getLimits());
     for (int64_t d = 0; d < localIn.getRank(); ++d)
-      if (localIn.getDimSize(d) != slice.getInput().getType().getDimSize(d))
+      if (localIn.getDimSize(d) != globalType(slice.getInput()).getDimSize(d))
         limits[d] = localIn.getDimSize(d);
     newOp = SliceOp::create(b, loc, types[0], operands[0], slice.getStarts(),
                             limits, slice.getSteps());
@@ -273,6 +277,8 @@ LogicalResult Partitioner::run() {
       return failure();
     layouts[arg] = *s;
     local[arg] = arg;
+    argTypes[arg] = cast<RankedTensorType>(arg.getType());
+    arg.setType(s->localType(argTypes[arg], mesh));
   }
   SmallVector<Operation *> old;
   for (Operation &op : body)
@@ -298,9 +304,6 @@ LogicalResult Partitioner::run() {
     op->dropAllUses();
     op->erase();
   }
-  for (BlockArgument arg : body.getArguments())
-    arg.setType(layouts[arg].localType(cast<RankedTensorType>(arg.getType()),
-                                       mesh));
   func.setType(FunctionType::get(func.getContext(), body.getArgumentTypes(),
                                  TypeRange(ValueRange(results))));
   return success();

@@ -8,6 +8,9 @@
 #include "tp/Conversion/Passes.h"
 #include "tp/Import/OnnxImporter.h"
 #include "tp/InitTP.h"
+#include "tp/Plan/Passes.h"
+#include "tp/Sharding/Passes.h"
+#include "tp/Sharding/Report.h"
 
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/Diagnostics.h"
@@ -26,7 +29,7 @@ using namespace mlir;
 namespace cl = llvm::cl;
 
 namespace {
-enum class Emit { TP, Linalg };
+enum class Emit { TP, Linalg, Sharded };
 
 cl::OptionCategory category("tp-compile options");
 
@@ -43,10 +46,49 @@ cl::list<std::string>
            cl::cat(category));
 cl::opt<Emit> emit(
     "emit", cl::desc("What to write"), cl::init(Emit::TP),
-    cl::values(clEnumValN(Emit::TP, "tp", "the imported graph in the tp dialect"),
-               clEnumValN(Emit::Linalg, "linalg",
-                          "after tp-lower-to-linalg (linalg/tensor/arith/math)")),
+    cl::values(
+        clEnumValN(Emit::TP, "tp",
+                   "the tp dialect (per-device when a plan is given)"),
+        clEnumValN(Emit::Linalg, "linalg",
+                   "after tp-lower-to-linalg (linalg/tensor/arith/math)"),
+        clEnumValN(Emit::Sharded, "sharded",
+                   "the per-device program in linalg with shard collectives "
+                   "(needs a plan)")),
     cl::cat(category));
+cl::OptionCategory planCategory("parallelize plan options (docs/Plans.md)");
+cl::opt<std::string> planFile("plan", cl::desc("Plan file (JSON)"),
+                              cl::value_desc("plan.json"),
+                              cl::cat(planCategory));
+cl::opt<std::string> meshSpec(
+    "mesh", cl::desc("Device mesh, e.g. --mesh tp=4 or --mesh dp=2,tp=4 "
+                     "(overrides the plan file's)"),
+    cl::value_desc("axis=size,..."), cl::cat(planCategory));
+cl::list<std::string> planEntries(
+    "plan-entry",
+    cl::desc("Plan entry module=style[@axis] (styles: colwise, rowwise, "
+             "sequence, replicate); adds to or overrides the file's"),
+    cl::value_desc("module=style"), cl::CommaSeparated, cl::cat(planCategory));
+cl::opt<std::string> dataParallel(
+    "data-parallel", cl::desc("Mesh axis that splits every input's batch dim"),
+    cl::value_desc("axis"), cl::cat(planCategory));
+cl::list<std::string> inputLayouts(
+    "input-layout",
+    cl::desc("Layout of a graph input: name=replicate|sequence|shard(d)"),
+    cl::value_desc("name=layout"), cl::CommaSeparated, cl::cat(planCategory));
+cl::list<std::string> outputLayouts(
+    "output-layout",
+    cl::desc("Layout of a graph output: name=replicate|sequence|shard(d)"),
+    cl::value_desc("name=layout"), cl::CommaSeparated, cl::cat(planCategory));
+cl::opt<bool> explainSharding(
+    "explain-sharding",
+    cl::desc("Print every value's layout and why it has it (to stdout)"),
+    cl::cat(planCategory));
+cl::opt<std::string> report(
+    "report", cl::ValueOptional,
+    cl::desc("Print the per-device collectives and memory (to stdout); "
+             "--report=json for JSON"),
+    cl::value_desc("json"), cl::cat(planCategory));
+
 cl::opt<bool> listOps("list-onnx-ops",
                       cl::desc("Print the supported ONNX ops and opsets "
                                "(a markdown table) and exit"),
@@ -65,12 +107,14 @@ int main(int argc, char **argv) {
   // MLIR's own printing flags (--mlir-print-debuginfo shows ONNX node names).
   registerAsmPrinterCLOptions();
   registerMLIRContextCLOptions();
-  cl::HideUnrelatedOptions(category);
+  cl::HideUnrelatedOptions({&category, &planCategory});
   cl::ParseCommandLineOptions(
       argc, argv,
       "tp-compile: compile an ONNX model into a tp program\n\n"
       "  tp-compile model.onnx --emit=tp -o model.mlir\n"
-      "  tp-compile model.onnx --shape x=8x64 --emit=linalg -o -\n\n"
+      "  tp-compile model.onnx --shape x=8x64 --emit=linalg -o -\n"
+      "  tp-compile model.onnx --mesh tp=2 --plan-entry fc1=colwise,fc2=rowwise "
+      "--emit=sharded --report -o out.mlir\n\n"
       "The model may be binary ONNX or ONNX's text syntax.\n");
 
   if (listOps) {
@@ -117,13 +161,54 @@ int main(int argc, char **argv) {
   if (!module)
     return 1;
 
-  if (emit == Emit::Linalg) {
-    progress("lowering to linalg");
+  bool sharding = !planFile.empty() || !meshSpec.empty() ||
+                  !planEntries.empty() || !dataParallel.empty();
+  if ((emit == Emit::Sharded || explainSharding ||
+       report.getNumOccurrences()) &&
+      !sharding) {
+    llvm::errs() << "tp-compile: error: --emit=sharded, --explain-sharding "
+                    "and --report need a plan (--plan plan.json or --mesh "
+                    "tp=2 --plan-entry ...)\n";
+    return 1;
+  }
+  auto runPasses = [&](auto addPasses) {
     PassManager pm(&context);
-    pm.addPass(tp::createTPLowerToLinalg());
-    if (failed(pm.run(*module)))
+    addPasses(pm);
+    return pm.run(*module);
+  };
+  if (sharding) {
+    tp::TPApplyPlanOptions plan;
+    plan.planFile = planFile;
+    if (!meshSpec.empty())
+      plan.meshSpec.push_back(meshSpec);
+    plan.entries.assign(planEntries.begin(), planEntries.end());
+    plan.dataParallel = dataParallel;
+    plan.inputs.assign(inputLayouts.begin(), inputLayouts.end());
+    plan.outputs.assign(outputLayouts.begin(), outputLayouts.end());
+    progress("applying the plan and propagating shardings");
+    if (failed(runPasses([&](PassManager &pm) {
+          pm.addPass(tp::createTPApplyPlan(plan));
+          pm.addPass(tp::createTPPropagateSharding());
+        })))
+      return 1;
+    if (explainSharding)
+      tp::printShardingExplanation(*module, llvm::outs());
+    progress("partitioning into the per-device program");
+    if (failed(runPasses(
+            [&](PassManager &pm) { pm.addPass(tp::createTPPartition()); })))
+      return 1;
+    if (report.getNumOccurrences())
+      tp::printCollectiveReport(*module, llvm::outs(), report == "json");
+  }
+  if (emit != Emit::TP) {
+    progress("lowering to linalg");
+    if (failed(runPasses(
+            [&](PassManager &pm) { pm.addPass(tp::createTPLowerToLinalg()); })))
       return 1;
   }
+  // Reports own stdout unless -o names a file.
+  if ((explainSharding || report.getNumOccurrences()) && outputFile == "-")
+    return 0;
 
   std::string error;
   auto output = openOutputFile(outputFile, &error);

@@ -8,6 +8,8 @@
 #define TP_PIPELINES_PIPELINES_H
 
 #include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassOptions.h"
+#include "tp/Plan/Passes.h"
 
 namespace mlir::tp {
 
@@ -15,6 +17,11 @@ namespace mlir::tp {
 /// -> loops -> the LLVM dialect, for the CPU. Transcendentals without an
 /// LLVM intrinsic (erf) become libm calls.
 void buildLowerToLLVMPipeline(OpPassManager &pm);
+
+/// `tp-sharding-pipeline`: tp-apply-plan -> tp-propagate-sharding ->
+/// tp-partition -> tp-lower-to-linalg: the per-device program on local
+/// shapes with shard collectives, as `tp-compile --emit=sharded` writes it.
+void buildShardingPipeline(OpPassManager &pm, const TPApplyPlanOptions &plan);
 
 /// Registers every named tp pipeline with the global registry.
 void registerTPPipelines();

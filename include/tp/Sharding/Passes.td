@@ -36,7 +36,8 @@ def TPPartition : Pass<"tp-partition", "::mlir::ModuleOp"> {
     over a split dim divides by the global count.
   }];
   let dependentDialects = ["::mlir::shard::ShardDialect",
-                           "::mlir::arith::ArithDialect"];
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::tensor::TensorDialect"];
 }
 
 #endif // TP_SHARDING_PASSES_TD

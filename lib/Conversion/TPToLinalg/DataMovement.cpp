@@ -58,11 +58,15 @@ struct SliceLowering : OpRewritePattern<SliceOp> {
 };
 
 /// out[pre..., idx..., post...] = data[pre..., indices[idx...], post...],
-/// with negative indices counted from the end as in ONNX.
-struct GatherLowering : OpRewritePattern<GatherOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(GatherOp op,
+/// with negative indices counted from the end as in ONNX. For
+/// tp.masked_gather, `data` is the slice starting at global row `offset`;
+/// ids outside it read row 0 and yield zero.
+template <typename GatherLikeOp>
+struct GatherLowering : OpRewritePattern<GatherLikeOp> {
+  using OpRewritePattern<GatherLikeOp>::OpRewritePattern;
+  LogicalResult matchAndRewrite(GatherLikeOp op,
                                 PatternRewriter &rewriter) const override {
+    constexpr bool masked = std::is_same_v<GatherLikeOp, MaskedGatherOp>;
     Location loc = op.getLoc();
     RankedTensorType type = op.getType();
     auto dataType = cast<RankedTensorType>(op.getData().getType());
@@ -74,6 +78,12 @@ struct GatherLowering : OpRewritePattern<GatherOp> {
       idxExprs.push_back(getAffineDimExpr(axis + i, ctx));
     AffineMap idxMap = AffineMap::get(type.getRank(), 0, idxExprs, ctx);
     Value data = op.getData();
+    Value offset;
+    if constexpr (masked)
+      offset = arith::IndexCastOp::create(
+          rewriter, loc, rewriter.getIndexType(),
+          tensor::ExtractOp::create(rewriter, loc, op.getOffset(),
+                                    ValueRange{}));
     Value result = buildParallelGeneric(
         rewriter, loc, type, op.getIndices(), idxMap,
         [&](OpBuilder &b, Location l, ValueRange a) -> Value {
@@ -81,10 +91,22 @@ struct GatherLowering : OpRewritePattern<GatherOp> {
           Value size = arith::ConstantIndexOp::create(
               b, l, dataType.getDimSize(axis));
           Value zero = arith::ConstantIndexOp::create(b, l, 0);
-          Value negative =
-              arith::CmpIOp::create(b, l, arith::CmpIPredicate::slt, idx, zero);
-          idx = arith::SelectOp::create(
-              b, l, negative, arith::AddIOp::create(b, l, idx, size), idx);
+          Value inRange;
+          if constexpr (masked) {
+            idx = arith::SubIOp::create(b, l, idx, offset);
+            inRange = arith::AndIOp::create(
+                b, l,
+                arith::CmpIOp::create(b, l, arith::CmpIPredicate::sge, idx,
+                                      zero),
+                arith::CmpIOp::create(b, l, arith::CmpIPredicate::slt, idx,
+                                      size));
+            idx = arith::SelectOp::create(b, l, inRange, idx, zero);
+          } else {
+            Value negative = arith::CmpIOp::create(
+                b, l, arith::CmpIPredicate::slt, idx, zero);
+            idx = arith::SelectOp::create(
+                b, l, negative, arith::AddIOp::create(b, l, idx, size), idx);
+          }
           SmallVector<Value> coords;
           for (int64_t d = 0; d < dataType.getRank(); ++d) {
             if (d < axis)
@@ -94,7 +116,12 @@ struct GatherLowering : OpRewritePattern<GatherOp> {
             else
               coords.push_back(linalg::IndexOp::create(b, l, d - 1 + idxRank));
           }
-          return tensor::ExtractOp::create(b, l, data, coords);
+          Value v = tensor::ExtractOp::create(b, l, data, coords);
+          if constexpr (masked)
+            v = arith::SelectOp::create(
+                b, l, inRange, v,
+                buildScalar(b, l, type.getElementType(), 0.0));
+          return v;
         });
     rewriter.replaceOp(op, result);
     return success();
@@ -105,5 +132,6 @@ struct GatherLowering : OpRewritePattern<GatherOp> {
 
 void tp::populateDataMovementLoweringPatterns(RewritePatternSet &patterns) {
   patterns.add<ReshapeLowering, TransposeLowering, ConcatLowering,
-               SliceLowering, GatherLowering>(patterns.getContext());
+               SliceLowering, GatherLowering<GatherOp>,
+               GatherLowering<MaskedGatherOp>>(patterns.getContext());
 }

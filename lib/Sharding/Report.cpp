@@ -1,0 +1,168 @@
+//===- Report.cpp - explain shardings, report collectives -----------------===//
+#include "tp/Sharding/Report.h"
+#include "ValueNames.h"
+#include "tp/Dialect/TP/IR/TPOps.h"
+#include "tp/Sharding/Sharding.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/JSON.h"
+
+using namespace mlir;
+using namespace mlir::tp;
+
+static int64_t bytesOf(Type t) {
+  auto type = cast<ShapedType>(t);
+  return type.getNumElements() *
+         ((type.getElementType().getIntOrFloatBitWidth() + 7) / 8);
+}
+
+static std::string shapeOf(Type t) {
+  return formatShape(cast<ShapedType>(t).getShape());
+}
+
+void tp::printShardingExplanation(ModuleOp module, llvm::raw_ostream &os) {
+  auto attrText = [](Attribute a) {
+    std::string s;
+    llvm::raw_string_ostream ss(s);
+    if (a)
+      ss << a;
+    else
+      ss << "replicated";
+    return s;
+  };
+  for (auto func : module.getOps<func::FuncOp>()) {
+    os << "sharding of @" << func.getName() << " (value: global shape -> "
+       << "layout <- why)\n";
+    for (BlockArgument arg : func.getArguments()) {
+      auto origin =
+          func.getArgAttrOfType<StringAttr>(arg.getArgNumber(), kOriginAttr);
+      os << "  " << describeValue(arg) << ": " << shapeOf(arg.getType())
+         << " -> "
+         << attrText(func.getArgAttr(arg.getArgNumber(), kShardingAttr))
+         << " <- " << (origin ? origin.getValue() : "unannotated") << "\n";
+    }
+    func.walk([&](Operation *op) {
+      auto outs = op->getAttrOfType<ArrayAttr>(kOutShardingsAttr);
+      auto origins = op->getAttrOfType<ArrayAttr>(kOriginAttr);
+      if (!outs)
+        return;
+      for (auto [i, r] : llvm::enumerate(op->getResults()))
+        os << "  " << describeValue(r) << ": " << shapeOf(r.getType())
+           << " -> " << attrText(outs[i]) << " <- "
+           << (origins ? cast<StringAttr>(origins[i]).getValue() : "")
+           << "\n";
+    });
+    for (unsigned i = 0; i < func.getNumResults(); ++i) {
+      auto origin = func.getResultAttrOfType<StringAttr>(i, kOriginAttr);
+      auto name = func.getResultAttrOfType<StringAttr>(i, "tp.output");
+      os << "  result " << (name ? name.getValue() : "") << ": "
+         << shapeOf(func.getResultTypes()[i]) << " -> "
+         << attrText(func.getResultAttr(i, kShardingAttr)) << " <- "
+         << (origin ? origin.getValue() : "unannotated") << "\n";
+    }
+  }
+}
+
+namespace {
+struct Collective {
+  std::string kind, axes, shape, node;
+  int64_t bytes;  // the tensor each device hands to the collective
+  double moved;   // bytes each device sends with a ring algorithm
+};
+} // namespace
+
+void tp::printCollectiveReport(ModuleOp module, llvm::raw_ostream &os,
+                               bool json) {
+  FailureOr<Mesh> mesh = getMesh(module);
+  llvm::json::Array funcs;
+  for (auto func : module.getOps<func::FuncOp>()) {
+    std::vector<Collective> collectives;
+    func.walk([&](Operation *op) {
+      auto axesAttr = op->getAttrOfType<DenseI16ArrayAttr>("grid_axes");
+      if (!isa<shard::AllReduceOp, shard::AllGatherOp, shard::ReduceScatterOp,
+               shard::AllToAllOp, shard::AllSliceOp>(op) ||
+          !axesAttr)
+        return;
+      Collective c;
+      c.kind = op->getName().stripDialect().str();
+      int64_t group = 1;
+      for (int16_t a : axesAttr.asArrayRef()) {
+        c.axes += (c.axes.empty() ? "" : ",") +
+                  (succeeded(mesh) ? mesh->names[a] : std::to_string(a));
+        group *= succeeded(mesh) ? mesh->sizes[a] : 1;
+      }
+      Type in = op->getOperand(0).getType(), out = op->getResult(0).getType();
+      c.shape = shapeOf(in);
+      c.node = onnxNodeName(op->getLoc());
+      double share = double(group - 1) / group;
+      if (c.kind == "all_reduce") {
+        c.bytes = bytesOf(in);
+        c.moved = 2 * share * c.bytes;
+      } else if (c.kind == "all_gather") {
+        c.bytes = bytesOf(in);
+        c.moved = share * bytesOf(out);
+      } else if (c.kind == "all_slice") {
+        c.bytes = bytesOf(in);
+        c.moved = 0;
+      } else {
+        c.bytes = bytesOf(in);
+        c.moved = share * c.bytes;
+      }
+      collectives.push_back(c);
+    });
+    int64_t params = 0, activations = 0;
+    for (BlockArgument arg : func.getArguments())
+      if (func.getArgAttr(arg.getArgNumber(), "tp.param"))
+        params += bytesOf(arg.getType());
+    func.walk([&](Operation *op) {
+      for (Value r : op->getResults())
+        if (isa<RankedTensorType>(r.getType()))
+          activations += bytesOf(r.getType());
+    });
+    double totalMoved = 0;
+    int64_t totalBytes = 0;
+    for (const Collective &c : collectives) {
+      totalMoved += c.moved;
+      totalBytes += c.bytes;
+    }
+
+    if (json) {
+      llvm::json::Array list;
+      for (const Collective &c : collectives)
+        list.push_back(llvm::json::Object{{"kind", c.kind},
+                                          {"mesh_axes", c.axes},
+                                          {"local_shape", c.shape},
+                                          {"bytes", c.bytes},
+                                          {"bytes_moved", c.moved},
+                                          {"onnx_node", c.node}});
+      funcs.push_back(llvm::json::Object{
+          {"function", func.getName()},
+          {"mesh", succeeded(mesh) ? mesh->describe() : ""},
+          {"collectives", std::move(list)},
+          {"total_collectives", int64_t(collectives.size())},
+          {"total_bytes", totalBytes},
+          {"total_bytes_moved", totalMoved},
+          {"param_bytes_per_device", params},
+          {"activation_bytes_per_device", activations}});
+      continue;
+    }
+    os << "collectives of @" << func.getName() << " per device"
+       << (succeeded(mesh) ? " on mesh " + mesh->describe() : "") << "\n";
+    os << llvm::format("  %-14s %-6s %-18s %12s %12s  %s\n", "kind", "axes",
+                       "local shape", "bytes", "moved", "ONNX node");
+    for (const Collective &c : collectives)
+      os << llvm::format("  %-14s %-6s %-18s %12lld %12.0f  %s\n",
+                         c.kind.c_str(), c.axes.c_str(), c.shape.c_str(),
+                         (long long)c.bytes, c.moved, c.node.c_str());
+    os << llvm::format("  total: %zu collectives, %lld bytes, %.0f bytes "
+                       "moved (ring)\n",
+                       collectives.size(), (long long)totalBytes, totalMoved);
+    os << llvm::format("  memory per device: parameters %lld bytes, "
+                       "activations %lld bytes (no reuse)\n",
+                       (long long)params, (long long)activations);
+  }
+  if (json)
+    os << llvm::formatv("{0:2}", llvm::json::Value(std::move(funcs))) << "\n";
+}

@@ -367,10 +367,22 @@ void Propagator::commit(Node &node) {
                            b.getStringAttr(returnHints[i]->origin));
     }
   } else {
+    // A partial sum comes from the split reduction factor; name its source.
+    std::string partialOrigin;
+    for (int f = 0; f < node.rule.numFactors(); ++f)
+      if (node.rule.kinds[f] == FactorKind::Reduction && !a.axes[f].empty() &&
+          a.source[f] >= 0 && a.source[f] < int(node.numOperands))
+        partialOrigin = "partial sum: the summed dim is split like operand " +
+                        describeValue(node.op->getOperand(a.source[f]));
     for (unsigned t = node.numOperands; t < node.tensors.size(); ++t) {
-      outs.push_back(sharding(t, true));
-      const std::string &o = node.tensors[t]->origin;
-      origins.push_back(b.getStringAttr(o.empty() ? "no sharded neighbour" : o));
+      ShardingAttr attr = sharding(t, true);
+      outs.push_back(attr);
+      std::string o = node.tensors[t]->origin;
+      if (!attr.getPartial().empty())
+        o = partialOrigin;
+      else if (o.empty())
+        o = "replicated: no neighbour is split";
+      origins.push_back(b.getStringAttr(o));
     }
     node.op->setAttr(kOutShardingsAttr, b.getArrayAttr(outs));
     node.op->setAttr(kOriginAttr, b.getArrayAttr(origins));

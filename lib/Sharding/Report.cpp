@@ -22,6 +22,18 @@ static std::string shapeOf(Type t) {
   return formatShape(cast<ShapedType>(t).getShape());
 }
 
+/// The layout a value is produced in: its argument annotation or its op's
+/// tp.out_shardings.
+static Attribute layoutOf(Value v) {
+  if (auto arg = dyn_cast<BlockArgument>(v)) {
+    auto func = dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp());
+    return func ? func.getArgAttr(arg.getArgNumber(), kShardingAttr)
+                : Attribute();
+  }
+  auto outs = v.getDefiningOp()->getAttrOfType<ArrayAttr>(kOutShardingsAttr);
+  return outs ? outs[cast<OpResult>(v).getResultNumber()] : Attribute();
+}
+
 void tp::printShardingExplanation(ModuleOp module, llvm::raw_ostream &os) {
   auto attrText = [](Attribute a) {
     std::string s;
@@ -53,6 +65,16 @@ void tp::printShardingExplanation(ModuleOp module, llvm::raw_ostream &os) {
            << " -> " << attrText(outs[i]) << " <- "
            << (origins ? cast<StringAttr>(origins[i]).getValue() : "")
            << "\n";
+      // Where this op reads an operand in another layout than it was made
+      // in, a collective (or a local slice) will move it.
+      if (auto ins = op->getAttrOfType<ArrayAttr>(kInShardingsAttr))
+        for (auto [i, v] : llvm::enumerate(op->getOperands())) {
+          Attribute produced = layoutOf(v);
+          if (produced && produced != ins[i])
+            os << "    reads " << describeValue(v) << " as "
+               << attrText(ins[i]) << " (it is " << attrText(produced)
+               << ")\n";
+        }
     });
     for (unsigned i = 0; i < func.getNumResults(); ++i) {
       auto origin = func.getResultAttrOfType<StringAttr>(i, kOriginAttr);

@@ -162,9 +162,11 @@ LogicalResult Propagator::seed() {
     std::optional<ShardingRule> rule = getShardingRule(&op);
     if (!rule) {
       std::string where = onnxNodeName(op.getLoc());
-      op.emitWarning() << "no sharding rule for '" << op.getName()
-                       << "' (ONNX node '" << where
-                       << "'); it runs replicated";
+      auto diag = op.emitWarning()
+                  << "no sharding rule for '" << op.getName() << "'";
+      if (!where.empty())
+        diag << " (ONNX node '" << where << "')";
+      diag << "; it runs replicated";
       rule.emplace();
       for (Value v : op.getOperands()) {
         SmallVector<SmallVector<int>> dims;
@@ -316,21 +318,17 @@ bool Propagator::visit(Node &node) {
       int src = a.source[factors[0]];
       std::string origin;
       if (src >= 0 && src != int(t)) {
-        Value from = src < int(node.numOperands)
-                         ? node.op->getOperand(src)
-                         : Value();
-        if (!from && !isa<func::ReturnOp>(node.op))
-          from = node.op->getResult(src - node.numOperands);
-        std::string site = isa<func::ReturnOp>(node.op)
-                               ? std::string("the function result")
-                               : from ? describeValue(from)
-                                      : std::string("?");
+        // The neighbour: an operand, an op result, or the function result
+        // (the return's results are the function's).
+        std::string site = "the function result";
+        if (src < int(node.numOperands))
+          site = describeValue(node.op->getOperand(src));
+        else if (!isa<func::ReturnOp>(node.op))
+          site = describeValue(node.op->getResult(src - node.numOperands));
+        std::string where = onnxNodeName(node.op->getLoc());
         origin = "propagated through " +
                  node.op->getName().getStringRef().str() +
-                 (onnxNodeName(node.op->getLoc()).empty()
-                      ? ""
-                      : " at " + onnxNodeName(node.op->getLoc())) +
-                 " from " + site;
+                 (where.empty() ? "" : " at " + where) + " from " + site;
       }
       changed |= setHint(*hints, d, axes, level, origin);
     }

@@ -52,6 +52,7 @@ private:
   FailureOr<Value> localOperand(Operation *op, unsigned i);
   LogicalResult partitionOp(Operation *op);
   Value processIndex(ArrayRef<int> axes, Location loc);
+  Operation *partitionSoftmax(Operation *op, Value x, Type type);
 };
 
 } // namespace
@@ -180,6 +181,45 @@ Value Partitioner::processIndex(ArrayRef<int> axes, Location loc) {
   return linear;
 }
 
+/// Softmax / LogSoftmax over a split axis: the max and the sum of
+/// exponentials along the axis are all-reduced (max, then sum) over the
+/// axes splitting it; the result keeps the split. Returns null when the
+/// axis is whole (the op is then copied as is).
+Operation *Partitioner::partitionSoftmax(Operation *op, Value x, Type type) {
+  int64_t axis = op->getAttrOfType<IntegerAttr>("axis").getInt();
+  std::string error;
+  auto in = TensorSharding::fromAttr(
+      cast<ShardingAttr>(op->getAttrOfType<ArrayAttr>(kInShardingsAttr)[0]),
+      mesh, globalType(op->getOperand(0)).getRank(), error);
+  ArrayRef<int> axes = in->dims[axis];
+  if (axes.empty())
+    return nullptr;
+  Location loc = op->getLoc();
+  auto localType = cast<RankedTensorType>(type);
+  SmallVector<int64_t> rowShape(localType.getShape());
+  rowShape[axis] = 1;
+  auto rowType = RankedTensorType::get(rowShape, localType.getElementType());
+  auto axesAttr = b.getDenseI64ArrayAttr({axis});
+  auto allReduce = [&](Value v, shard::ReductionKind kind) {
+    for (int a : axes)
+      v = shard::AllReduceOp::create(b, loc, v.getType(), kMeshSymbol,
+                                     {int16_t(a)}, v, kind);
+    return v;
+  };
+  Value max = allReduce(ReduceMaxOp::create(b, loc, rowType, x, axesAttr,
+                                            b.getBoolAttr(true)),
+                        shard::ReductionKind::Max);
+  Value shifted = SubOp::create(b, loc, localType, x, max);
+  Value exp = ExpOp::create(b, loc, localType, shifted);
+  Value sum = allReduce(ReduceSumOp::create(b, loc, rowType, exp, axesAttr,
+                                            b.getBoolAttr(true)),
+                        shard::ReductionKind::Sum);
+  if (isa<LogSoftmaxOp>(op))
+    return SubOp::create(b, loc, localType, shifted,
+                         LogOp::create(b, loc, rowType, sum));
+  return DivOp::create(b, loc, localType, exp, sum);
+}
+
 LogicalResult Partitioner::partitionOp(Operation *op) {
   Location loc = op->getLoc();
   SmallVector<Value> operands;
@@ -240,6 +280,8 @@ LogicalResult Partitioner::partitionOp(Operation *op) {
         DenseElementsAttr::get(
             scalarType, b.getFloatAttr(type.getElementType(), 1.0 / count)));
     newOp = MulOp::create(b, loc, type, sum, scale);
+  } else if (isa<SoftmaxOp, LogSoftmaxOp>(op)) {
+    newOp = partitionSoftmax(op, operands[0], types[0]);
   } else if (auto slice = dyn_cast<SliceOp>(op)) {
     // Split dims are never sliced (the rule keeps sliced dims whole): they
     // are taken whole, locally.

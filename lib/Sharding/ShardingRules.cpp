@@ -238,9 +238,10 @@ std::optional<ShardingRule> tp::getShardingRule(Operation *op) {
         return reduceRule(op, op.getAxes(), op.getKeepdims(),
                           FactorKind::Replicated);
       })
-      .Case<SoftmaxOp, LogSoftmaxOp>([](auto op) {
-        return perDimRule(op, {int64_t(op.getAxis())});
-      })
+      // The softmax axis may stay split (a vocab-parallel LM head's
+      // logits): tp-partition then all-reduces the max and the sum of
+      // exponentials, as Megatron's vocab-parallel cross entropy does.
+      .Case<SoftmaxOp, LogSoftmaxOp>([](auto op) { return perDimRule(op, {}); })
       .Case([](LayerNormOp op) { return layerNormRule(op); })
       .Case([](ConcatOp op) { return concatRule(op); })
       .Case([](SliceOp op) { return sliceRule(op); })

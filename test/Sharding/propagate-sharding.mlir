@@ -33,11 +33,12 @@ func.func @reshape_heads(%x: tensor<4x16x64xf32> {tp.sharding = #tp.sharding<[{}
 
 // -----
 
-// Softmax reads its axis whole: the split input is read replicated.
-// CHECK-LABEL: func.func @softmax_axis_stays_whole
-// CHECK: tp.softmax {{.*}}tp.in_shardings = [#tp.sharding<[{}, {}]>], tp.out_shardings = [#tp.sharding<[{}, {}]>]
+// Softmax over a split axis (vocab-parallel logits) stays split; partition
+// all-reduces its max and sum instead of gathering the logits.
+// CHECK-LABEL: func.func @softmax_split_axis
+// CHECK: tp.softmax {{.*}}tp.in_shardings = [#tp.sharding<[{}, {"tp"}]>], tp.out_shardings = [#tp.sharding<[{}, {"tp"}]>]
 shard.grid @mesh(shape = 2x4) {tp.axis_names = ["dp", "tp"]}
-func.func @softmax_axis_stays_whole(%x: tensor<8x64xf32> {tp.sharding = #tp.sharding<[{}, {"tp"}]>}) -> tensor<8x64xf32> {
+func.func @softmax_split_axis(%x: tensor<8x64xf32> {tp.sharding = #tp.sharding<[{}, {"tp"}]>}) -> tensor<8x64xf32> {
   %0 = tp.softmax %x {axis = 1 : i64} : tensor<8x64xf32>
   return %0 : tensor<8x64xf32>
 }

@@ -182,3 +182,10 @@ func.func @expand_incompatible(%x: tensor<3x64xf32>) -> tensor<8x64xf32> {
   %0 = tp.expand %x : tensor<3x64xf32> -> tensor<8x64xf32>
   return %0 : tensor<8x64xf32>
 }
+
+// -----
+
+// expected-error @+1 {{mesh axis "tp" is used more than once}}
+func.func @sharding_axis_twice(%x: tensor<8x4xf32> {tp.sharding = #tp.sharding<[{"tp"}, {"tp"}]>}) -> tensor<8x4xf32> {
+  return %x : tensor<8x4xf32>
+}

@@ -114,3 +114,16 @@ func.func @data_movement(%x: tensor<4x16x64xf32>, %t: tensor<100x64xf32>, %ids: 
   %5 = tp.expand %r : tensor<1x64xf32> -> tensor<8x64xf32>
   return %1, %2, %3, %4, %5 : tensor<4x4x16x16xf32>, tensor<8x16x64xf32>, tensor<4x16x32xf32>, tensor<4x16x64xf32>, tensor<8x64xf32>
 }
+
+// CHECK-LABEL: func.func @masked_gather
+func.func @masked_gather(%t: tensor<500x64xf32>, %ids: tensor<4x16xi64>, %off: tensor<i64>) -> tensor<4x16x64xf32> {
+  // CHECK: tp.masked_gather %{{.*}}, %{{.*}}, %{{.*}} {axis = 0 : i64} : tensor<500x64xf32>, tensor<4x16xi64>, tensor<i64> -> tensor<4x16x64xf32>
+  %0 = tp.masked_gather %t, %ids, %off {axis = 0 : i64} : tensor<500x64xf32>, tensor<4x16xi64>, tensor<i64> -> tensor<4x16x64xf32>
+  return %0 : tensor<4x16x64xf32>
+}
+
+// CHECK-LABEL: func.func @sharding_attr
+// CHECK-SAME: tp.sharding = #tp.sharding<[{"dp", "tp"}, {}], partial = {"x"}>
+func.func @sharding_attr(%x: tensor<8x4xf32> {tp.sharding = #tp.sharding<[{"dp", "tp"}, {}], partial = {"x"}>}) -> tensor<8x4xf32> {
+  return %x : tensor<8x4xf32>
+}

@@ -73,6 +73,15 @@ m1, m2 = f32(3, 4), f32(4, 2)
 case("matmul_2d", "%@out = tp.matmul %@in0, %@in1 : tensor<3x4xf32>, tensor<4x2xf32> -> tensor<3x2xf32>",
      [m1, m2], m1 @ m2)
 
+# The rows [2, 5) of a 5-row table on one device: ids outside give zeros.
+full = f32(5, 3)
+mids = np.array([0, 2, 4, 3, 5], dtype=np.int64)
+offset = np.array(2, dtype=np.int64)
+want = np.where(((mids >= 2) & (mids < 5))[:, None], full[np.clip(mids, 2, 4)], 0)
+case("masked_gather", "%@out = tp.masked_gather %@in0, %@in1, %@in2 {axis = 0 : i64} "
+     ": tensor<3x3xf32>, tensor<5xi64>, tensor<i64> -> tensor<5x3xf32>",
+     [full[2:5], mids, offset], want)
+
 c = np.array([[True], [False]])
 wx, wy = f32(2, 3), f32(3)
 case("where", "%@out = tp.where %@in0, %@in1, %@in2 "

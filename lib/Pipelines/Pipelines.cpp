@@ -4,16 +4,18 @@
 #include "mlir/Pass/PassRegistry.h"
 #include "tp/Conversion/Passes.h"
 #include "tp/Sharding/Passes.h"
-#include "llvm/Support/ErrorHandling.h"
 
 using namespace mlir;
 
 // Written as pipeline text so that it reads like the mlir-opt command a
 // compiler engineer would type.
 static constexpr const char *kLowerToLLVM =
-    "tp-lower-to-linalg,"
+    "tp-lower-to-linalg,tp-lower-collectives,"
     "one-shot-bufferize{bufferize-function-boundaries "
     "function-boundary-type-conversion=identity-layout-map},"
+    // Results become caller-provided buffers; temporaries are freed.
+    "buffer-results-to-out-params{modify-public-functions hoist-static-allocs},"
+    "buffer-deallocation-pipeline,"
     "func.func(convert-linalg-to-loops),"
     "expand-strided-metadata,lower-affine,convert-scf-to-cf,"
     // math-to-llvm first (rsqrt, exp, ...), then libm for the rest (erf).
@@ -21,10 +23,10 @@ static constexpr const char *kLowerToLLVM =
     "finalize-memref-to-llvm,convert-vector-to-llvm,convert-to-llvm,"
     "reconcile-unrealized-casts";
 
-void tp::buildLowerToLLVMPipeline(OpPassManager &pm) {
-  if (failed(parsePassPipeline(kLowerToLLVM, pm)))
-    llvm::report_fatal_error("tp: the tp-lower-to-llvm pipeline text is "
-                             "invalid (a pass was renamed upstream?)");
+LogicalResult tp::buildLowerToLLVMPipeline(OpPassManager &pm) {
+  // Fails only if a pass is not registered (registerTPPasses and
+  // registerAllPasses must have run).
+  return parsePassPipeline(kLowerToLLVM, pm, llvm::errs());
 }
 
 void tp::buildShardingPipeline(OpPassManager &pm,
@@ -74,5 +76,5 @@ void tp::registerTPPipelines() {
       "tp-lower-to-llvm",
       "Lower tp ops on static shapes to the LLVM dialect for the CPU: "
       "tp-lower-to-linalg, one-shot bufferization, loops, LLVM",
-      buildLowerToLLVMPipeline);
+      [](OpPassManager &pm) { (void)buildLowerToLLVMPipeline(pm); });
 }

@@ -11,6 +11,9 @@
 #include "tp/Plan/Passes.h"
 #include "tp/Sharding/Passes.h"
 #include "tp/Sharding/Report.h"
+#include "tp/Target/Program.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/Support/FileSystem.h"
 
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/Diagnostics.h"
@@ -18,6 +21,7 @@
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"
+#include "mlir/InitAllPasses.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/Support/CommandLine.h"
@@ -29,7 +33,7 @@ using namespace mlir;
 namespace cl = llvm::cl;
 
 namespace {
-enum class Emit { TP, Linalg, Sharded };
+enum class Emit { TP, Linalg, Sharded, Program };
 
 cl::OptionCategory category("tp-compile options");
 
@@ -53,7 +57,10 @@ cl::opt<Emit> emit(
                    "after tp-lower-to-linalg (linalg/tensor/arith/math)"),
         clEnumValN(Emit::Sharded, "sharded",
                    "the per-device program in linalg with shard collectives "
-                   "(needs a plan)")),
+                   "(needs a plan)"),
+        clEnumValN(Emit::Program, "program",
+                   "out/program.so and out/manifest.json for tp-run (the "
+                   "default when -o names a directory)")),
     cl::cat(category));
 cl::OptionCategory planCategory("parallelize plan options (docs/Plans.md)");
 cl::opt<std::string> planFile("plan", cl::desc("Plan file (JSON)"),
@@ -130,6 +137,10 @@ int main(int argc, char **argv) {
     return 1;
   }
 
+  // The CPU pipeline is pipeline text: every pass must be registered.
+  registerAllPasses();
+  tp::registerTPPasses();
+
   tp::OnnxImportOptions options;
   for (const std::string &s : shapes)
     if (auto err = tp::parseShapeBinding(s, options)) {
@@ -161,8 +172,23 @@ int main(int argc, char **argv) {
   if (!module)
     return 1;
 
+  // `-o out/` (or an existing directory) means: build a program.
+  if (!emit.getNumOccurrences() &&
+      (StringRef(outputFile).ends_with("/") ||
+       llvm::sys::fs::is_directory(outputFile)))
+    emit = Emit::Program;
+  if (emit == Emit::Program && outputFile == "-") {
+    llvm::errs() << "tp-compile: error: --emit=program needs -o <directory>\n";
+    return 1;
+  }
   bool sharding = !planFile.empty() || !meshSpec.empty() ||
                   !planEntries.empty() || !dataParallel.empty();
+  // A program always runs on a mesh; without a plan, one device.
+  if (emit == Emit::Program && !sharding)
+    meshSpec = "tp=1";
+  sharding |= emit == Emit::Program;
+  std::vector<tp::TensorInfo> globalSignature =
+      tp::describeSignature(*module->getOps<func::FuncOp>().begin());
   if ((emit == Emit::Sharded || explainSharding ||
        report.getNumOccurrences()) &&
       !sharding) {
@@ -199,6 +225,16 @@ int main(int argc, char **argv) {
       return 1;
     if (report.getNumOccurrences())
       tp::printCollectiveReport(*module, llvm::outs(), report == "json");
+  }
+  if (emit == Emit::Program) {
+    tp::ProgramOptions program;
+    program.outDir = outputFile;
+    llvm::SmallString<256> modelPath(inputFile);
+    llvm::sys::fs::make_absolute(modelPath);
+    program.modelPath = std::string(modelPath);
+    if (verbose)
+      program.progress = [](const std::string &m) { progress(m); };
+    return failed(tp::emitCpuProgram(*module, globalSignature, program));
   }
   if (emit != Emit::TP) {
     progress("lowering to linalg");

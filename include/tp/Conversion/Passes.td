@@ -24,4 +24,27 @@ def TPLowerToLinalg : Pass<"tp-lower-to-linalg"> {
   ];
 }
 
+def TPLowerCollectives : Pass<"tp-lower-collectives", "::mlir::ModuleOp"> {
+  let summary = "Lower shard collectives to calls into the tprt runtime";
+  let description = [{
+    Rewrites the per-device program's `shard` collectives (all_reduce,
+    all_gather, reduce_scatter, all_to_all, all_slice) and
+    `shard.process_multi_index` into calls of the runtime's C ABI
+    (`runtime/include/tprt/tprt.h`): buffers are passed as pointers with
+    element counts, mesh axes as a bit mask that the runtime resolves to a
+    communicator group, so the program never knows which backend (threads,
+    MPI) runs it. all_to_all becomes an all_gather and a local slice;
+    all_slice a local slice at this device's index. Each collective gets a
+    site number; the module's `tp.collective_sites` names them (kind and
+    ONNX node) for the runtime's error messages. Removes `shard.grid`.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::bufferization::BufferizationDialect",
+    "::mlir::func::FuncDialect",
+    "::mlir::memref::MemRefDialect",
+    "::mlir::tensor::TensorDialect",
+  ];
+}
+
 #endif // TP_CONVERSION_PASSES_TD

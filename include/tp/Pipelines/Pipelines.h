@@ -13,10 +13,11 @@
 
 namespace mlir::tp {
 
-/// `tp-lower-to-llvm`: tp ops on (local) static shapes -> linalg -> buffers
-/// -> loops -> the LLVM dialect, for the CPU. Transcendentals without an
-/// LLVM intrinsic (erf) become libm calls.
-void buildLowerToLLVMPipeline(OpPassManager &pm);
+/// `tp-lower-to-llvm`: tp ops on (local) static shapes -> linalg, shard
+/// collectives -> tprt calls, -> buffers (results become out-parameters,
+/// temporaries are freed) -> loops -> the LLVM dialect, for the CPU.
+/// Transcendentals without an LLVM intrinsic (erf) become libm calls.
+LogicalResult buildLowerToLLVMPipeline(OpPassManager &pm);
 
 /// `tp-sharding-pipeline`: tp-apply-plan -> tp-propagate-sharding ->
 /// tp-partition -> tp-lower-to-linalg: the per-device program on local

@@ -1,0 +1,29 @@
+//===- RuntimeABI.h - what generated code calls in tprt --------*- C++ -*-===//
+//
+// The compiler's view of runtime/include/tprt/tprt.h: function names and
+// the codes for element types and reductions. Both sides include the same
+// constants (tprt.h is C; this header adds the MLIR type mapping).
+//
+//===----------------------------------------------------------------------===//
+#ifndef TP_RUNTIME_RUNTIMEABI_H
+#define TP_RUNTIME_RUNTIMEABI_H
+
+#include "mlir/IR/Types.h"
+#include "tprt/tprt.h"
+#include <optional>
+
+namespace mlir::tp {
+
+constexpr const char *kAllReduceFn = "tprt_all_reduce";
+constexpr const char *kAllGatherFn = "tprt_all_gather";
+constexpr const char *kReduceScatterFn = "tprt_reduce_scatter";
+constexpr const char *kAxisIndexFn = "tprt_axis_index";
+constexpr int32_t kReduceSum = TPRT_SUM;
+constexpr int32_t kReduceMax = TPRT_MAX;
+
+/// The tprt dtype code of an element type, if the runtime handles it.
+std::optional<int32_t> runtimeDType(Type elem);
+
+} // namespace mlir::tp
+
+#endif // TP_RUNTIME_RUNTIMEABI_H

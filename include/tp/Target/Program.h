@@ -1,0 +1,49 @@
+//===- Program.h - compile a partitioned module into a program -*- C++ -*-===//
+//
+// The back end of tp-compile for CPUs: the per-device module (after
+// tp-partition) becomes out/program.so, one SPMD shared library with the C
+// entry point `tp_entry(void **args)`, and out/manifest.json, which tells
+// tp-run what to feed it (docs/Runtime.md describes both).
+//
+//===----------------------------------------------------------------------===//
+#ifndef TP_TARGET_PROGRAM_H
+#define TP_TARGET_PROGRAM_H
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/StringRef.h"
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace mlir::tp {
+
+/// A graph input, weight or output as the user sees it (global shape).
+struct TensorInfo {
+  std::string name;
+  std::string kind; // input | param | output
+  SmallVector<int64_t> shape;
+  std::string dtype; // f32, f16, bf16, f64, i64, i32, i1
+};
+
+/// The global signature of the imported function (before partition).
+std::vector<TensorInfo> describeSignature(func::FuncOp func);
+
+struct ProgramOptions {
+  std::string outDir;
+  std::string modelPath;
+  /// Called with a line per stage (tp-compile -v), or empty.
+  std::function<void(const std::string &)> progress;
+};
+
+/// Lowers `module` (partitioned, tp ops on local shapes) to LLVM, emits an
+/// object for the host CPU, links out/program.so with the system linker and
+/// writes out/manifest.json. `global` is describeSignature() of the function
+/// before partitioning. On failure emits an error and writes nothing.
+LogicalResult emitCpuProgram(ModuleOp module,
+                             const std::vector<TensorInfo> &global,
+                             const ProgramOptions &options);
+
+} // namespace mlir::tp
+
+#endif // TP_TARGET_PROGRAM_H

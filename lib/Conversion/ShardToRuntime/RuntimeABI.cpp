@@ -1,0 +1,20 @@
+//===- RuntimeABI.cpp - element types the runtime handles -----------------===//
+#include "tp/Runtime/RuntimeABI.h"
+
+#include "mlir/IR/BuiltinTypes.h"
+
+std::optional<int32_t> mlir::tp::runtimeDType(Type t) {
+  if (t.isF32())
+    return TPRT_F32;
+  if (t.isF16())
+    return TPRT_F16;
+  if (t.isBF16())
+    return TPRT_BF16;
+  if (t.isF64())
+    return TPRT_F64;
+  if (t.isInteger(64))
+    return TPRT_I64;
+  if (t.isInteger(32))
+    return TPRT_I32;
+  return std::nullopt;
+}

@@ -1,0 +1,192 @@
+//===- EmitCpuProgram.cpp - partitioned module -> program.so --------------===//
+#include "Manifest.h"
+#include "tp/Pipelines/Pipelines.h"
+#include "tp/Target/Program.h"
+#include "tp/Conversion/Passes.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include "mlir/ExecutionEngine/OptUtils.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Target/LLVMIR/Dialect/All.h"
+#include "mlir/Target/LLVMIR/Export.h"
+#include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/LegacyPassManager.h"
+#include "llvm/IR/Module.h"
+#include "llvm/MC/TargetRegistry.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Support/ToolOutputFile.h"
+#include "llvm/Target/TargetMachine.h"
+#include "llvm/TargetParser/Host.h"
+
+using namespace mlir;
+using namespace mlir::tp;
+
+/// `void tp_entry(void **args)`: calls `_mlir_ciface_<func>` with args[i] as
+/// its i-th argument (memref descriptor pointers: inputs, weights, then
+/// result buffers), so that the runtime calls every program the same way.
+static LogicalResult addEntryPoint(llvm::Module &module, StringRef func,
+                                   Location loc) {
+  llvm::Function *target =
+      module.getFunction(("_mlir_ciface_" + func).str());
+  if (!target)
+    return emitError(loc) << "internal: no C interface for @" << func;
+  llvm::LLVMContext &ctx = module.getContext();
+  llvm::IRBuilder<> b(ctx);
+  auto *ptr = llvm::PointerType::getUnqual(ctx);
+  auto *entry = llvm::Function::Create(
+      llvm::FunctionType::get(b.getVoidTy(), {ptr}, false),
+      llvm::GlobalValue::ExternalLinkage, "tp_entry", module);
+  b.SetInsertPoint(llvm::BasicBlock::Create(ctx, "entry", entry));
+  SmallVector<llvm::Value *> args;
+  for (unsigned i = 0; i < target->arg_size(); ++i) {
+    llvm::Value *slot = b.CreateConstGEP1_64(ptr, entry->getArg(0), i);
+    args.push_back(b.CreateLoad(ptr, slot));
+  }
+  b.CreateCall(target, args);
+  b.CreateRetVoid();
+  return success();
+}
+
+LogicalResult tp::emitCpuProgram(ModuleOp module,
+                                 const std::vector<TensorInfo> &global,
+                                 const ProgramOptions &options) {
+  auto progress = [&](const std::string &msg) {
+    if (options.progress)
+      options.progress(msg);
+  };
+  auto funcs = llvm::to_vector(module.getOps<func::FuncOp>());
+  if (funcs.size() != 1)
+    return emitError(module.getLoc(), "expected one function to compile");
+  func::FuncOp func = funcs.front();
+  std::string funcName = func.getName().str();
+
+  // The C interface takes descriptor pointers, which tp_entry forwards.
+  func->setAttr("llvm.emit_c_interface", UnitAttr::get(module.getContext()));
+  progress("lowering to LLVM (linalg, collectives, bufferization, loops)");
+  PassManager pm(module.getContext());
+  if (failed(buildLowerToLLVMPipeline(pm)))
+    return emitError(module.getLoc(), "internal: cannot build tp-lower-to-llvm");
+  // The manifest needs the partitioned signature, which lowering rewrites.
+  FailureOr<llvm::json::Object> manifest;
+  {
+    // Collective sites are numbered by tp-lower-collectives, so build the
+    // manifest after that pass but read the signature before: copy it now.
+    OwningOpRef<ModuleOp> copy = module.clone();
+    PassManager collectives(module.getContext());
+    collectives.addPass(createTPLowerToLinalg());
+    collectives.addPass(createTPLowerCollectives());
+    if (failed(collectives.run(*copy)))
+      return failure();
+    func::FuncOp program;
+    for (auto f : copy->getOps<func::FuncOp>())
+      if (!f.isExternal())
+        program = f;
+    manifest = buildManifest(*copy, program, global, options.modelPath);
+    if (failed(manifest))
+      return failure();
+  }
+  // tp's argument and result attributes have done their job (the manifest
+  // has them); LLVM translation does not know them.
+  for (unsigned i = 0; i < func.getNumArguments(); ++i)
+    func.setArgAttrs(i, DictionaryAttr::get(module.getContext()));
+  for (unsigned i = 0; i < func.getNumResults(); ++i)
+    func.setResultAttrs(i, DictionaryAttr::get(module.getContext()));
+  if (failed(pm.run(module)))
+    return failure();
+
+  progress("translating to LLVM IR and optimizing (-O2, host CPU)");
+  DialectRegistry registry;
+  registerAllToLLVMIRTranslations(registry);
+  module.getContext()->appendDialectRegistry(registry);
+  llvm::LLVMContext llvmContext;
+  std::unique_ptr<llvm::Module> llvmModule =
+      translateModuleToLLVMIR(module, llvmContext, "tp-program");
+  if (!llvmModule)
+    return emitError(module.getLoc(), "translation to LLVM IR failed");
+  if (failed(addEntryPoint(*llvmModule, funcName, module.getLoc())))
+    return failure();
+
+  llvm::InitializeNativeTarget();
+  llvm::InitializeNativeTargetAsmPrinter();
+  llvm::Triple triple(llvm::sys::getDefaultTargetTriple());
+  std::string error;
+  const llvm::Target *target = llvm::TargetRegistry::lookupTarget(triple, error);
+  if (!target)
+    return emitError(module.getLoc()) << "no LLVM target for "
+                                      << triple.str() << ": " << error;
+  llvm::TargetOptions targetOptions;
+  std::unique_ptr<llvm::TargetMachine> machine(target->createTargetMachine(
+      triple, llvm::sys::getHostCPUName(), "", targetOptions,
+      llvm::Reloc::PIC_));
+  llvmModule->setDataLayout(machine->createDataLayout());
+  llvmModule->setTargetTriple(triple);
+  auto optimize = makeOptimizingTransformer(2, 0, machine.get());
+  if (llvm::Error err = optimize(llvmModule.get()))
+    return emitError(module.getLoc())
+           << "LLVM optimization failed: " << llvm::toString(std::move(err));
+
+  if (std::error_code ec = llvm::sys::fs::create_directories(options.outDir))
+    return emitError(module.getLoc())
+           << "cannot create " << options.outDir << ": " << ec.message();
+  SmallString<256> objPath(options.outDir), soPath(options.outDir),
+      manifestPath(options.outDir);
+  llvm::sys::path::append(objPath, "program.o");
+  llvm::sys::path::append(soPath, "program.so");
+  llvm::sys::path::append(manifestPath, "manifest.json");
+  {
+    progress("emitting the object file");
+    std::error_code ec;
+    llvm::ToolOutputFile obj(objPath, ec, llvm::sys::fs::OF_None);
+    if (ec)
+      return emitError(module.getLoc())
+             << "cannot write " << objPath << ": " << ec.message();
+    llvm::legacy::PassManager codegen;
+    if (machine->addPassesToEmitFile(codegen, obj.os(), nullptr,
+                                     llvm::CodeGenFileType::ObjectFile))
+      return emitError(module.getLoc(), "the target cannot emit objects");
+    codegen.run(*llvmModule);
+    obj.os().flush();
+    obj.keep();
+  }
+
+  progress("linking program.so with the system linker");
+  auto cc = llvm::sys::findProgramByName("cc");
+  if (!cc)
+    return emitError(module.getLoc(),
+                     "no system C compiler driver 'cc' to link program.so");
+  SmallString<256> tmpSo(soPath);
+  tmpSo += ".tmp";
+  std::string ccPath = *cc;
+  std::string objStr(objPath), tmpStr(tmpSo);
+  SmallVector<StringRef> argv = {ccPath, "-shared", "-o", tmpStr, objStr,
+                                 "-lm"};
+  std::string linkError;
+  int rc = llvm::sys::ExecuteAndWait(ccPath, argv, std::nullopt, {}, 0, 0,
+                                     &linkError);
+  llvm::sys::fs::remove(objPath);
+  if (rc != 0) {
+    llvm::sys::fs::remove(tmpSo);
+    return emitError(module.getLoc())
+           << "linking program.so failed (" << ccPath << " exited " << rc
+           << (linkError.empty() ? "" : ": " + linkError) << ")";
+  }
+
+  std::error_code ec;
+  llvm::ToolOutputFile out(manifestPath, ec, llvm::sys::fs::OF_None);
+  if (ec)
+    return emitError(module.getLoc())
+           << "cannot write " << manifestPath << ": " << ec.message();
+  out.os() << llvm::formatv("{0:2}", llvm::json::Value(std::move(*manifest)))
+           << "\n";
+  if (std::error_code ec = llvm::sys::fs::rename(tmpSo, soPath))
+    return emitError(module.getLoc())
+           << "cannot write " << soPath << ": " << ec.message();
+  out.keep();
+  progress("wrote " + std::string(soPath) + " and " +
+           std::string(manifestPath));
+  return success();
+}

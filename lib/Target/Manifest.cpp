@@ -1,0 +1,145 @@
+//===- Manifest.cpp - describe a program for tp-run -----------------------===//
+#include "Manifest.h"
+#include "tp/Sharding/Sharding.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/Support/SHA256.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/ADT/StringExtras.h"
+
+using namespace mlir;
+using namespace mlir::tp;
+
+static std::string dtypeName(Type t) {
+  if (t.isF32())
+    return "f32";
+  if (t.isF16())
+    return "f16";
+  if (t.isBF16())
+    return "bf16";
+  if (t.isF64())
+    return "f64";
+  if (t.isInteger(64))
+    return "i64";
+  if (t.isInteger(32))
+    return "i32";
+  if (t.isInteger(1))
+    return "i1";
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << t;
+  return s;
+}
+
+std::vector<TensorInfo> tp::describeSignature(func::FuncOp func) {
+  std::vector<TensorInfo> infos;
+  auto add = [&](DictionaryAttr attrs, Type type, StringRef fallbackKind,
+                 unsigned index) {
+    TensorInfo info;
+    auto t = cast<RankedTensorType>(type);
+    info.shape.assign(t.getShape().begin(), t.getShape().end());
+    info.dtype = dtypeName(t.getElementType());
+    for (StringRef kind : {"input", "param", "output"})
+      if (auto name = attrs ? attrs.getAs<StringAttr>(("tp." + kind).str())
+                            : StringAttr()) {
+        info.name = name.str();
+        info.kind = kind.str();
+      }
+    if (info.kind.empty()) {
+      info.kind = fallbackKind.str();
+      info.name = fallbackKind.str() + std::to_string(index);
+    }
+    infos.push_back(info);
+  };
+  for (unsigned i = 0; i < func.getNumArguments(); ++i)
+    add(func.getArgAttrDict(i), func.getArgumentTypes()[i], "input", i);
+  for (unsigned i = 0; i < func.getNumResults(); ++i)
+    add(func.getResultAttrDict(i), func.getResultTypes()[i], "output", i);
+  return infos;
+}
+
+static llvm::json::Array shardingJson(Attribute attr, int64_t rank) {
+  llvm::json::Array dims;
+  auto s = dyn_cast_if_present<ShardingAttr>(attr);
+  for (int64_t d = 0; d < rank; ++d) {
+    llvm::json::Array axes;
+    if (s)
+      for (Attribute a : cast<ArrayAttr>(s.getDims()[d]))
+        axes.push_back(cast<StringAttr>(a).str());
+    dims.push_back(std::move(axes));
+  }
+  return dims;
+}
+
+FailureOr<llvm::json::Object>
+tp::buildManifest(ModuleOp module, func::FuncOp func,
+                  const std::vector<TensorInfo> &global,
+                  StringRef modelPath) {
+  auto error = [&](const Twine &msg) {
+    emitError(module.getLoc()) << msg;
+    return failure();
+  };
+  auto model = llvm::MemoryBuffer::getFile(modelPath);
+  if (!model)
+    return error("cannot read " + modelPath + " to checksum it");
+  std::array<uint8_t, 32> hash =
+      llvm::SHA256::hash(llvm::arrayRefFromStringRef((*model)->getBuffer()));
+  std::string hex = llvm::toHex(hash, /*LowerCase=*/true);
+
+  llvm::json::Object mesh;
+  llvm::json::Array axes, sizes;
+  if (auto names = module->getAttrOfType<ArrayAttr>("tp.mesh_axis_names"))
+    for (Attribute a : names)
+      axes.push_back(cast<StringAttr>(a).str());
+  if (auto shape = module->getAttrOfType<DenseI64ArrayAttr>("tp.mesh_shape"))
+    for (int64_t s : shape.asArrayRef())
+      sizes.push_back(s);
+  mesh["axes"] = std::move(axes);
+  mesh["sizes"] = std::move(sizes);
+
+  llvm::json::Array args, results;
+  unsigned numArgs = func.getNumArguments();
+  if (global.size() != numArgs + func.getNumResults())
+    return error("internal: the program's signature does not match the "
+                 "imported model's");
+  for (auto [i, info] : llvm::enumerate(global)) {
+    bool isArg = i < numArgs;
+    Type local = isArg ? func.getArgumentTypes()[i]
+                       : func.getResultTypes()[i - numArgs];
+    Attribute sharding =
+        isArg ? func.getArgAttr(i, kShardingAttr)
+              : func.getResultAttr(i - numArgs, kShardingAttr);
+    llvm::json::Array shape, localShape;
+    for (int64_t d : info.shape)
+      shape.push_back(d);
+    for (int64_t d : cast<RankedTensorType>(local).getShape())
+      localShape.push_back(d);
+    llvm::json::Object entry{
+        {"name", info.name},         {"kind", info.kind},
+        {"dtype", info.dtype},       {"shape", std::move(shape)},
+        {"local_shape", std::move(localShape)},
+        {"sharding", shardingJson(sharding, info.shape.size())}};
+    (isArg ? args : results).push_back(std::move(entry));
+  }
+
+  llvm::json::Array collectives;
+  if (auto sites = module->getAttrOfType<ArrayAttr>("tp.collective_sites"))
+    for (Attribute s : sites)
+      collectives.push_back(cast<StringAttr>(s).str());
+  llvm::json::Array masks;
+  if (auto m = module->getAttrOfType<ArrayAttr>("tp.axis_masks"))
+    for (Attribute a : m)
+      masks.push_back(cast<IntegerAttr>(a).getInt());
+
+  return llvm::json::Object{
+      {"format", "tp-program/1"},
+      {"target", "cpu"},
+      {"library", "program.so"},
+      {"entry", "tp_entry"},
+      {"model", llvm::json::Object{{"path", modelPath.str()}, {"sha256", hex}}},
+      {"mesh", std::move(mesh)},
+      {"arguments", std::move(args)},
+      {"results", std::move(results)},
+      {"collective_sites", std::move(collectives)},
+      {"axis_masks", std::move(masks)}};
+}

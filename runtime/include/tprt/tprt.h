@@ -1,0 +1,56 @@
+/*===- tprt.h - the C ABI between generated programs and libtprt -----------===
+ *
+ * Generated code calls these; it never knows which communicator backend
+ * (threads, mpi) runs it. Buffers are passed as addresses with element
+ * counts; mesh axes as a bit mask (bit a = mesh axis a), resolved by the
+ * runtime to the group of ranks that differ only along those axes; `site`
+ * numbers the collective in the program's manifest, for error messages.
+ * Every call is made by one rank (a thread or a process) of the mesh.
+ *
+ *===----------------------------------------------------------------------===*/
+#ifndef TPRT_TPRT_H
+#define TPRT_TPRT_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Element types. */
+enum {
+  TPRT_F32 = 0,
+  TPRT_F16 = 1,
+  TPRT_BF16 = 2,
+  TPRT_I64 = 3,
+  TPRT_F64 = 4,
+  TPRT_I32 = 5,
+};
+
+/* Reductions. */
+enum { TPRT_SUM = 0, TPRT_MAX = 1 };
+
+/* dst[i] = reduce over the group of src[i], i < count. */
+void tprt_all_reduce(int64_t src, int64_t dst, int64_t count, int32_t dtype,
+                     int32_t reduction, int64_t axes_mask, int64_t site);
+
+/* src holds `outer` blocks of `chunk` elements; dst holds, for each outer
+ * index, the group's blocks in group order (outer * chunk * group size). */
+void tprt_all_gather(int64_t src, int64_t dst, int64_t outer, int64_t chunk,
+                     int32_t dtype, int64_t axes_mask, int64_t site);
+
+/* src holds, for each outer index, one block of `chunk` elements per group
+ * member; dst gets, for each outer index, the sum over the group of the
+ * block for this rank (outer * chunk). */
+void tprt_reduce_scatter(int64_t src, int64_t dst, int64_t outer,
+                         int64_t chunk, int32_t dtype, int64_t axes_mask,
+                         int64_t site);
+
+/* This rank's index within its group along `axes_mask` (major axis first). */
+int64_t tprt_axis_index(int64_t axes_mask);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TPRT_TPRT_H */

@@ -1,0 +1,68 @@
+//===- Communicator.h - collectives between the ranks of a mesh -*- C++ -*-===//
+//
+// One object per rank. Generated code reaches it through the C ABI
+// (tprt.h); tests and tp-run use it directly. Implementations:
+// ThreadsCommunicator (ranks are threads of one process, shared memory) and
+// MpiCommunicator (one process per rank, OpenMPI). Every collective gives
+// up after the timeout with a message naming this rank, the collective and
+// the ranks that never arrived, so a dead rank never hangs the others.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TPRT_COMMUNICATOR_H
+#define TPRT_COMMUNICATOR_H
+
+#include "tprt/Mesh.h"
+#include "tprt/Status.h"
+
+#include <chrono>
+#include <memory>
+
+namespace tprt {
+
+class Communicator {
+public:
+  virtual ~Communicator() = default;
+
+  int rank() const { return rank_; }
+  const Mesh &mesh() const { return mesh_; }
+  std::chrono::milliseconds timeout() const { return timeout_; }
+  void setTimeout(std::chrono::milliseconds t) { timeout_ = t; }
+
+  /// Within the group of `axesMask`: dst = reduction of every member's src.
+  virtual Status allReduce(const void *src, void *dst, int64_t count,
+                           int32_t dtype, int32_t reduction, int64_t axesMask,
+                           const std::string &what) = 0;
+  /// src: `outer` blocks of `chunk`; dst: per outer index, every member's
+  /// block in group order.
+  virtual Status allGather(const void *src, void *dst, int64_t outer,
+                           int64_t chunk, int32_t dtype, int64_t axesMask,
+                           const std::string &what) = 0;
+  /// src: per outer index, one block of `chunk` per member; dst: per outer
+  /// index, the sum over members of this member's block.
+  virtual Status reduceScatter(const void *src, void *dst, int64_t outer,
+                               int64_t chunk, int32_t dtype, int64_t axesMask,
+                               const std::string &what) = 0;
+
+protected:
+  Communicator(int rank, Mesh mesh) : rank_(rank), mesh_(std::move(mesh)) {}
+  int rank_;
+  Mesh mesh_;
+  std::chrono::milliseconds timeout_{60000};
+};
+
+/// Shared state of N in-process ranks; create one, then a communicator per
+/// rank (each used by its own thread).
+class ThreadsWorld;
+std::shared_ptr<ThreadsWorld> createThreadsWorld(const Mesh &mesh);
+std::unique_ptr<Communicator> createThreadsCommunicator(
+    std::shared_ptr<ThreadsWorld> world, int rank);
+
+/// This process's rank under MPI (MPI must be initialized); builds the
+/// group communicators of `axesMasks` up front, collectively.
+std::unique_ptr<Communicator>
+createMpiCommunicator(const Mesh &mesh, const std::vector<int64_t> &axesMasks,
+                      std::string &error);
+
+} // namespace tprt
+
+#endif // TPRT_COMMUNICATOR_H

@@ -1,0 +1,43 @@
+//===- Manifest.h - what a compiled program expects ------------*- C++ -*-===//
+#ifndef TPRT_MANIFEST_H
+#define TPRT_MANIFEST_H
+
+#include "tprt/Mesh.h"
+#include "tprt/Status.h"
+
+#include <string>
+#include <vector>
+
+namespace tprt {
+
+/// One argument or result of the program, as manifest.json describes it.
+struct TensorSpec {
+  std::string name;
+  std::string kind; // input | param | output
+  int32_t dtype = -1;
+  std::vector<int64_t> shape, localShape;
+  /// Per dim, the mesh axes (indices, major first) splitting it.
+  std::vector<std::vector<int>> sharding;
+
+  int64_t numElements() const;
+  int64_t localElements() const;
+  std::string shapeString() const;
+  /// Which block of each dim `rank` holds.
+  std::vector<int64_t> blockOf(const Mesh &mesh, int rank) const;
+};
+
+struct Manifest {
+  std::string dir;
+  std::string target, library, entry;
+  std::string modelPath, modelSha256;
+  Mesh mesh;
+  std::vector<TensorSpec> arguments, results;
+  std::vector<std::string> collectiveSites;
+  std::vector<int64_t> axisMasks;
+
+  static Status load(const std::string &dir, Manifest &out);
+};
+
+} // namespace tprt
+
+#endif // TPRT_MANIFEST_H

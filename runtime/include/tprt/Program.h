@@ -1,0 +1,50 @@
+//===- Program.h - load and call a compiled program ------------*- C++ -*-===//
+#ifndef TPRT_PROGRAM_H
+#define TPRT_PROGRAM_H
+
+#include "tprt/Communicator.h"
+#include "tprt/Manifest.h"
+
+#include <memory>
+
+namespace tprt {
+
+/// Calls, bytes and time per collective site of one rank (--profile).
+struct SiteStats {
+  int64_t calls = 0;
+  int64_t bytes = 0;
+  double seconds = 0;
+};
+
+/// What the C ABI needs to know on the calling thread: which rank it is.
+struct RankContext {
+  Communicator *comm = nullptr;
+  const std::vector<std::string> *sites = nullptr;
+  std::vector<SiteStats> *stats = nullptr;
+};
+
+/// Binds the calling thread to a rank; generated code then calls tprt_*.
+void setRankContext(RankContext *context);
+
+class Program {
+public:
+  /// dlopen()s dir/program.so (its tprt_* references resolve against this
+  /// library) and finds the entry point.
+  static Status load(const Manifest &manifest, std::unique_ptr<Program> &out);
+  ~Program();
+
+  /// One step on the calling thread's rank: `args` and `results` are local
+  /// buffers, in the manifest's order.
+  void run(const std::vector<void *> &args,
+           const std::vector<void *> &results) const;
+
+private:
+  explicit Program(const Manifest &m) : manifest(m) {}
+  const Manifest &manifest;
+  void *handle = nullptr;
+  void (*entry)(void **) = nullptr;
+};
+
+} // namespace tprt
+
+#endif // TPRT_PROGRAM_H

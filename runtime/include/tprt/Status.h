@@ -1,0 +1,31 @@
+//===- Status.h - success or a message --------------------------*- C++ -*-===//
+#ifndef TPRT_STATUS_H
+#define TPRT_STATUS_H
+
+#include <string>
+
+namespace tprt {
+
+/// The runtime reports failures as values: every message names the rank and
+/// the collective, tensor or file concerned.
+class Status {
+public:
+  static Status ok() { return Status(); }
+  static Status error(std::string message) {
+    Status s;
+    s.message_ = std::move(message);
+    s.failed_ = true;
+    return s;
+  }
+  bool failed() const { return failed_; }
+  explicit operator bool() const { return !failed_; }
+  const std::string &message() const { return message_; }
+
+private:
+  bool failed_ = false;
+  std::string message_;
+};
+
+} // namespace tprt
+
+#endif // TPRT_STATUS_H

@@ -1,0 +1,29 @@
+//===- WeightLoader.h - a rank's shards of the ONNX weights ----*- C++ -*-===//
+#ifndef TPRT_WEIGHTLOADER_H
+#define TPRT_WEIGHTLOADER_H
+
+#include "tprt/Manifest.h"
+
+#include <memory>
+
+namespace tprt {
+
+/// The model's initializers, parsed once per process and shared by the
+/// ranks it runs.
+class WeightSource {
+public:
+  static Status open(const std::string &modelPath,
+                     std::unique_ptr<WeightSource> &out);
+  virtual ~WeightSource() = default;
+  /// Copies `rank`'s block of weight `t` into `local` (localElements of
+  /// t.dtype). For external-data models only that block is read from disk.
+  virtual Status loadBlock(const TensorSpec &t, const Mesh &mesh, int rank,
+                           void *local) const = 0;
+};
+
+/// SHA-256 of a file, lower-case hex.
+Status sha256File(const std::string &path, std::string &hex);
+
+} // namespace tprt
+
+#endif // TPRT_WEIGHTLOADER_H

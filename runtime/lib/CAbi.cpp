@@ -1,0 +1,98 @@
+//===- CAbi.cpp - tprt.h, the calls generated code makes ------------------===//
+//
+// Generated code cannot handle errors, so a failed collective ends the
+// process with the message (every rank's thread, or this rank's process,
+// stops: nobody is left waiting).
+//
+//===----------------------------------------------------------------------===//
+#include "tprt/DType.h"
+#include "tprt/Program.h"
+#include "tprt/tprt.h"
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+
+using namespace tprt;
+
+static thread_local RankContext *current = nullptr;
+
+void tprt::setRankContext(RankContext *context) { current = context; }
+
+static RankContext &context() {
+  if (!current) {
+    std::fprintf(stderr, "tprt: error: a program called the runtime from a "
+                         "thread that is not a rank\n");
+    std::_Exit(1);
+  }
+  return *current;
+}
+
+static std::string siteName(int64_t site) {
+  const auto *sites = context().sites;
+  std::string name = sites && site >= 0 && site < int64_t(sites->size())
+                         ? (*sites)[site]
+                         : "collective";
+  return name + " (site " + std::to_string(site) + ")";
+}
+
+template <typename Fn>
+static void collective(int64_t site, int64_t bytes, Fn fn) {
+  RankContext &ctx = context();
+  auto start = std::chrono::steady_clock::now();
+  Status s = fn(*ctx.comm, siteName(site));
+  if (!s) {
+    std::fprintf(stderr, "tp-run: error: %s\n", s.message().c_str());
+    std::fflush(stderr);
+    std::_Exit(1);
+  }
+  if (ctx.stats && site >= 0 && site < int64_t(ctx.stats->size())) {
+    SiteStats &st = (*ctx.stats)[site];
+    ++st.calls;
+    st.bytes += bytes;
+    st.seconds += std::chrono::duration<double>(
+                      std::chrono::steady_clock::now() - start)
+                      .count();
+  }
+}
+
+extern "C" {
+
+void tprt_all_reduce(int64_t src, int64_t dst, int64_t count, int32_t dtype,
+                     int32_t reduction, int64_t mask, int64_t site) {
+  collective(site, count * dtypeSize(dtype),
+             [&](Communicator &c, const std::string &what) {
+               return c.allReduce(reinterpret_cast<const void *>(src),
+                                  reinterpret_cast<void *>(dst), count, dtype,
+                                  reduction, mask, what);
+             });
+}
+
+void tprt_all_gather(int64_t src, int64_t dst, int64_t outer, int64_t chunk,
+                     int32_t dtype, int64_t mask, int64_t site) {
+  collective(site, outer * chunk * dtypeSize(dtype),
+             [&](Communicator &c, const std::string &what) {
+               return c.allGather(reinterpret_cast<const void *>(src),
+                                  reinterpret_cast<void *>(dst), outer, chunk,
+                                  dtype, mask, what);
+             });
+}
+
+void tprt_reduce_scatter(int64_t src, int64_t dst, int64_t outer,
+                         int64_t chunk, int32_t dtype, int64_t mask,
+                         int64_t site) {
+  int64_t n = context().comm->mesh().group(context().comm->rank(), mask).size();
+  collective(site, outer * chunk * n * dtypeSize(dtype),
+             [&](Communicator &c, const std::string &what) {
+               return c.reduceScatter(reinterpret_cast<const void *>(src),
+                                      reinterpret_cast<void *>(dst), outer,
+                                      chunk, dtype, mask, what);
+             });
+}
+
+int64_t tprt_axis_index(int64_t mask) {
+  Communicator &c = *context().comm;
+  return c.mesh().indexAlong(c.rank(), mask);
+}
+
+} // extern "C"

@@ -1,0 +1,182 @@
+//===- MpiCommunicator.cpp - one process per rank, OpenMPI ----------------===//
+//
+// Group communicators are split from MPI_COMM_WORLD for every axes mask the
+// program uses, up front (MPI_Comm_split is collective). Collectives are
+// non-blocking MPI calls polled against the deadline, so a missing rank
+// turns into an error instead of a hang. f16 / bf16 are reduced in float.
+//
+//===----------------------------------------------------------------------===//
+#include "tprt/Communicator.h"
+#include "tprt/DType.h"
+
+#include <cstring>
+#include <map>
+#include <mpi.h>
+#include <thread>
+#include <vector>
+
+using namespace tprt;
+
+namespace {
+
+MPI_Datatype mpiType(int32_t dtype) {
+  switch (dtype) {
+  case TPRT_F32:
+    return MPI_FLOAT;
+  case TPRT_F64:
+    return MPI_DOUBLE;
+  case TPRT_I64:
+    return MPI_INT64_T;
+  case TPRT_I32:
+    return MPI_INT32_T;
+  default: // f16 / bf16 move as raw 16-bit words
+    return MPI_UINT16_T;
+  }
+}
+
+class MpiCommunicator : public Communicator {
+public:
+  MpiCommunicator(int rank, Mesh mesh) : Communicator(rank, std::move(mesh)) {}
+  std::map<int64_t, MPI_Comm> groups;
+
+  Status allReduce(const void *src, void *dst, int64_t count, int32_t dtype,
+                   int32_t reduction, int64_t mask,
+                   const std::string &what) override {
+    MPI_Op op = reduction == TPRT_MAX ? MPI_MAX : MPI_SUM;
+    if (dtype == TPRT_F16 || dtype == TPRT_BF16) {
+      std::vector<float> in(count), out(count);
+      auto *s = static_cast<const uint16_t *>(src);
+      for (int64_t i = 0; i < count; ++i)
+        in[i] = dtype == TPRT_F16 ? halfToFloat(s[i]) : bf16ToFloat(s[i]);
+      MPI_Request req;
+      MPI_Iallreduce(in.data(), out.data(), int(count), MPI_FLOAT, op,
+                     comm(mask), &req);
+      if (Status st = finish(req, what); !st)
+        return st;
+      auto *d = static_cast<uint16_t *>(dst);
+      for (int64_t i = 0; i < count; ++i)
+        d[i] = dtype == TPRT_F16 ? floatToHalf(out[i]) : floatToBf16(out[i]);
+      return Status::ok();
+    }
+    MPI_Request req;
+    MPI_Iallreduce(src, dst, int(count), mpiType(dtype), op, comm(mask), &req);
+    return finish(req, what);
+  }
+
+  Status allGather(const void *src, void *dst, int64_t outer, int64_t chunk,
+                   int32_t dtype, int64_t mask,
+                   const std::string &what) override {
+    int n = groupSize(mask);
+    size_t block = chunk * dtypeSize(dtype), mine = outer * block;
+    // MPI gathers [member][outer][chunk]; the program wants
+    // [outer][member][chunk].
+    std::vector<char> gathered(mine * n);
+    MPI_Request req;
+    MPI_Iallgather(src, int(mine), MPI_BYTE, gathered.data(), int(mine),
+                   MPI_BYTE, comm(mask), &req);
+    if (Status st = finish(req, what); !st)
+      return st;
+    char *out = static_cast<char *>(dst);
+    for (int64_t o = 0; o < outer; ++o)
+      for (int m = 0; m < n; ++m) {
+        std::memcpy(out, gathered.data() + m * mine + o * block, block);
+        out += block;
+      }
+    return Status::ok();
+  }
+
+  Status reduceScatter(const void *src, void *dst, int64_t outer,
+                       int64_t chunk, int32_t dtype, int64_t mask,
+                       const std::string &what) override {
+    int n = groupSize(mask);
+    int64_t count = outer * chunk * n;
+    size_t esize = dtypeSize(dtype), block = chunk * esize;
+    // Reorder [outer][member][chunk] -> [member][outer][chunk], then each
+    // member's block is contiguous; reduce it in float for 16-bit types.
+    bool half = dtype == TPRT_F16 || dtype == TPRT_BF16;
+    size_t workSize = half ? 4 : esize;
+    std::vector<char> ordered(count * workSize), result(outer * chunk * workSize);
+    auto *in = static_cast<const char *>(src);
+    for (int m = 0; m < n; ++m)
+      for (int64_t o = 0; o < outer; ++o) {
+        const char *from = in + (o * n + m) * block;
+        char *to = ordered.data() + (m * outer + o) * chunk * workSize;
+        if (!half) {
+          std::memcpy(to, from, block);
+          continue;
+        }
+        auto *h = reinterpret_cast<const uint16_t *>(from);
+        auto *f = reinterpret_cast<float *>(to);
+        for (int64_t i = 0; i < chunk; ++i)
+          f[i] = dtype == TPRT_F16 ? halfToFloat(h[i]) : bf16ToFloat(h[i]);
+      }
+    MPI_Request req;
+    MPI_Ireduce_scatter_block(ordered.data(), result.data(), int(outer * chunk),
+                              half ? MPI_FLOAT : mpiType(dtype), MPI_SUM,
+                              comm(mask), &req);
+    if (Status st = finish(req, what); !st)
+      return st;
+    if (!half) {
+      std::memcpy(dst, result.data(), outer * block);
+      return Status::ok();
+    }
+    auto *f = reinterpret_cast<const float *>(result.data());
+    auto *d = static_cast<uint16_t *>(dst);
+    for (int64_t i = 0; i < outer * chunk; ++i)
+      d[i] = dtype == TPRT_F16 ? floatToHalf(f[i]) : floatToBf16(f[i]);
+    return Status::ok();
+  }
+
+private:
+  MPI_Comm comm(int64_t mask) {
+    auto it = groups.find(mask);
+    return it == groups.end() ? MPI_COMM_NULL : it->second;
+  }
+  int groupSize(int64_t mask) {
+    int n = 1;
+    MPI_Comm_size(comm(mask), &n);
+    return n;
+  }
+  Status finish(MPI_Request &req, const std::string &what) {
+    auto deadline = std::chrono::steady_clock::now() + timeout_;
+    int done = 0;
+    while (true) {
+      MPI_Test(&req, &done, MPI_STATUS_IGNORE);
+      if (done)
+        return Status::ok();
+      if (std::chrono::steady_clock::now() > deadline)
+        return Status::error("rank " + std::to_string(rank_) + ": " + what +
+                             " timed out after " +
+                             std::to_string(timeout_.count() / 1000) +
+                             " s: a rank of its group never arrived");
+      std::this_thread::yield();
+    }
+  }
+};
+
+} // namespace
+
+std::unique_ptr<Communicator>
+tprt::createMpiCommunicator(const Mesh &mesh,
+                            const std::vector<int64_t> &masks,
+                            std::string &error) {
+  int rank = 0, size = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  if (size != mesh.numRanks()) {
+    error = "the program's mesh " + mesh.describe() + " has " +
+            std::to_string(mesh.numRanks()) + " devices but mpirun started " +
+            std::to_string(size) + " processes";
+    return nullptr;
+  }
+  auto comm = std::make_unique<MpiCommunicator>(rank, mesh);
+  for (int64_t mask : masks) {
+    // Ranks with equal coordinates outside the mask form one group.
+    std::vector<int> members = mesh.group(rank, mask);
+    MPI_Comm group;
+    MPI_Comm_split(MPI_COMM_WORLD, members.front(),
+                   int(mesh.indexAlong(rank, mask)), &group);
+    comm->groups[mask] = group;
+  }
+  return comm;
+}

@@ -1,0 +1,101 @@
+//===- WeightLoader.cpp - a rank's shards of the ONNX weights -------------===//
+#include "tprt/WeightLoader.h"
+#include "tprt/Blocks.h"
+#include "tprt/DType.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/SHA256.h"
+#include "onnx/onnx_pb.h"
+
+#include <cstring>
+#include <fstream>
+#include <map>
+
+using namespace tprt;
+
+Status tprt::sha256File(const std::string &path, std::string &hex) {
+  auto buffer = llvm::MemoryBuffer::getFile(path);
+  if (!buffer)
+    return Status::error(path + ": cannot read the model file");
+  auto hash = llvm::SHA256::hash(
+      llvm::arrayRefFromStringRef((*buffer)->getBuffer()));
+  hex = llvm::toHex(hash, /*LowerCase=*/true);
+  return Status::ok();
+}
+
+namespace {
+
+class OnnxWeights : public WeightSource {
+public:
+  onnx::ModelProto model;
+  std::string dir;
+  std::map<std::string, const onnx::TensorProto *> byName;
+
+  Status loadBlock(const TensorSpec &t, const Mesh &mesh, int rank,
+                   void *local) const override {
+    auto it = byName.find(t.name);
+    if (it == byName.end())
+      return Status::error("weight '" + t.name +
+                           "' is not an initializer of the model");
+    const onnx::TensorProto &tensor = *it->second;
+    size_t es = dtypeSize(t.dtype);
+    if (tensor.data_location() == onnx::TensorProto::EXTERNAL) {
+      std::string file;
+      int64_t offset = 0;
+      for (const auto &kv : tensor.external_data()) {
+        if (kv.key() == "location")
+          file = dir + "/" + kv.value();
+        else if (kv.key() == "offset")
+          offset = std::stoll(kv.value());
+      }
+      std::ifstream in(file, std::ios::binary);
+      if (!in)
+        return Status::error("weight '" + t.name + "': cannot open its "
+                             "external data " + file);
+      // Only this rank's block: one read per contiguous run.
+      bool ok = true;
+      forEachBlockRun(t, mesh, rank, [&](int64_t g, int64_t l, int64_t n) {
+        in.seekg(offset + g * es);
+        in.read(static_cast<char *>(local) + l * es, n * es);
+        ok &= bool(in);
+      });
+      return ok ? Status::ok()
+                : Status::error("weight '" + t.name + "': " + file +
+                                " is shorter than the tensor");
+    }
+    std::string bytes;
+    if (tensor.has_raw_data()) {
+      bytes = tensor.raw_data();
+    } else if (t.dtype == TPRT_F32 && tensor.float_data_size()) {
+      bytes.assign(reinterpret_cast<const char *>(tensor.float_data().data()),
+                   tensor.float_data_size() * 4);
+    } else if (t.dtype == TPRT_F64 && tensor.double_data_size()) {
+      bytes.assign(reinterpret_cast<const char *>(tensor.double_data().data()),
+                   tensor.double_data_size() * 8);
+    }
+    if (int64_t(bytes.size()) != t.numElements() * int64_t(es))
+      return Status::error("weight '" + t.name + "' holds " +
+                           std::to_string(bytes.size()) + " bytes, expected " +
+                           std::to_string(t.numElements() * es) + " for " +
+                           t.shapeString() + " " + dtypeName(t.dtype));
+    extractBlock(t, mesh, rank, bytes.data(), local, es);
+    return Status::ok();
+  }
+};
+
+} // namespace
+
+Status WeightSource::open(const std::string &path,
+                          std::unique_ptr<WeightSource> &out) {
+  auto weights = std::make_unique<OnnxWeights>();
+  std::ifstream in(path, std::ios::binary);
+  if (!in || !weights->model.ParseFromIstream(&in))
+    return Status::error(path + ": cannot read the ONNX model");
+  size_t slash = path.rfind('/');
+  weights->dir = slash == std::string::npos ? "." : path.substr(0, slash);
+  for (const auto &init : weights->model.graph().initializer())
+    weights->byName[init.name()] = &init;
+  out = std::move(weights);
+  return Status::ok();
+}

@@ -1,0 +1,391 @@
+//===- tp-run.cpp - run a compiled tp program on N ranks ------------------===//
+//
+//   tp-run out/ --ranks 2 --input x=x.npy --output y.npy
+//   mpirun -np 2 tp-run out/ --backend mpi --input x=x.npy --output y.npy
+//
+// Loads out/manifest.json and out/program.so, gives every rank its shard of
+// the weights (read from the ONNX model) and of the inputs, runs the
+// program on every rank, and assembles the full outputs.
+//
+//===----------------------------------------------------------------------===//
+#include "tprt/Blocks.h"
+#include "tprt/DType.h"
+#include "tprt/Npy.h"
+#include "tprt/Program.h"
+#include "tprt/WeightLoader.h"
+
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <map>
+#include <mpi.h>
+#include <thread>
+
+using namespace tprt;
+namespace cl = llvm::cl;
+
+namespace {
+cl::OptionCategory category("tp-run options");
+cl::opt<std::string> programDir(cl::Positional, cl::Required,
+                                cl::desc("<program dir (tp-compile -o)>"),
+                                cl::cat(category));
+cl::opt<int> ranksOpt("ranks",
+                      cl::desc("In-process ranks (threads backend); default: "
+                               "the program's mesh size"),
+                      cl::init(0), cl::cat(category));
+cl::opt<std::string> backend("backend",
+                             cl::desc("threads (ranks are threads of this "
+                                      "process) or mpi (one process per rank, "
+                                      "under mpirun)"),
+                             cl::init("threads"), cl::cat(category));
+cl::list<std::string> inputs("input",
+                             cl::desc("A graph input: name=file.npy (or "
+                                      "file.npy if the graph has one input)"),
+                             cl::cat(category));
+cl::list<std::string> outputs("output",
+                              cl::desc("Write a graph output: name=file.npy "
+                                       "(or file.npy if it has one)"),
+                              cl::cat(category));
+cl::list<std::string> compares(
+    "compare",
+    cl::desc("Compare an output with a reference: name=ref.npy (or ref.npy); "
+             "prints the difference, fails above --tolerance"),
+    cl::cat(category));
+cl::opt<double> tolerance("tolerance",
+                          cl::desc("Largest accepted max|out-ref| / max|ref|"),
+                          cl::init(1e-4), cl::cat(category));
+cl::opt<int> repeat("repeat", cl::desc("Run the step K times"), cl::init(1),
+                    cl::cat(category));
+cl::opt<double> timeoutSeconds(
+    "timeout", cl::desc("Seconds a collective waits for its group"),
+    cl::init(60), cl::cat(category));
+cl::opt<bool> profile("profile",
+                      cl::desc("Print per-step time and bytes per collective"),
+                      cl::cat(category));
+
+int fail(const std::string &msg) {
+  llvm::errs() << "tp-run: error: " << msg << "\n";
+  return 1;
+}
+
+/// name=file, or file alone when there is exactly one candidate name.
+bool splitAssignment(const std::string &s, const std::vector<std::string> &names,
+                     std::string &name, std::string &file) {
+  size_t eq = s.find('=');
+  if (eq != std::string::npos) {
+    name = s.substr(0, eq);
+    file = s.substr(eq + 1);
+    return true;
+  }
+  if (names.size() != 1)
+    return false;
+  name = names[0];
+  file = s;
+  return true;
+}
+
+std::string join(const std::vector<std::string> &v) {
+  std::string s;
+  for (const auto &x : v)
+    s += (s.empty() ? "" : ", ") + x;
+  return s;
+}
+
+struct RankState {
+  std::vector<std::vector<char>> args, results;
+  std::vector<SiteStats> stats;
+  std::vector<double> stepSeconds;
+};
+
+/// Fills one rank's local arguments: input blocks and weight blocks.
+Status prepareRank(const Manifest &m, int rank,
+                   const std::map<std::string, NpyArray> &feeds,
+                   const WeightSource &weights, RankState &st) {
+  for (const TensorSpec &t : m.arguments) {
+    st.args.emplace_back(t.localElements() * dtypeSize(t.dtype));
+    if (t.kind == "param") {
+      if (Status s = weights.loadBlock(t, m.mesh, rank, st.args.back().data());
+          !s)
+        return s;
+    } else {
+      extractBlock(t, m.mesh, rank, feeds.at(t.name).data.data(),
+                   st.args.back().data(), dtypeSize(t.dtype));
+    }
+  }
+  for (const TensorSpec &t : m.results)
+    st.results.emplace_back(t.localElements() * dtypeSize(t.dtype));
+  st.stats.resize(m.collectiveSites.size());
+  return Status::ok();
+}
+
+void runRank(const Program &program, Communicator &comm, const Manifest &m,
+             RankState &st) {
+  RankContext ctx{&comm, &m.collectiveSites, &st.stats};
+  setRankContext(&ctx);
+  std::vector<void *> args, results;
+  for (auto &a : st.args)
+    args.push_back(a.data());
+  for (auto &r : st.results)
+    results.push_back(r.data());
+  for (int k = 0; k < repeat; ++k) {
+    auto start = std::chrono::steady_clock::now();
+    program.run(args, results);
+    st.stepSeconds.push_back(std::chrono::duration<double>(
+                                 std::chrono::steady_clock::now() - start)
+                                 .count());
+  }
+  setRankContext(nullptr);
+}
+
+double toDouble(const char *p, int32_t dtype) {
+  switch (dtype) {
+  case TPRT_F32: {
+    float f;
+    std::memcpy(&f, p, 4);
+    return f;
+  }
+  case TPRT_F64: {
+    double d;
+    std::memcpy(&d, p, 8);
+    return d;
+  }
+  case TPRT_F16: {
+    uint16_t h;
+    std::memcpy(&h, p, 2);
+    return halfToFloat(h);
+  }
+  case TPRT_I64: {
+    int64_t i;
+    std::memcpy(&i, p, 8);
+    return double(i);
+  }
+  default: {
+    int32_t i;
+    std::memcpy(&i, p, 4);
+    return double(i);
+  }
+  }
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  cl::HideUnrelatedOptions(category);
+  cl::ParseCommandLineOptions(
+      argc, argv,
+      "tp-run: run a program compiled by tp-compile on N ranks\n\n"
+      "  tp-run out/ --ranks 2 --input x=x.npy --output y.npy\n"
+      "  tp-run out/ --input x.npy --compare ref.npy --profile --repeat 10\n"
+      "  mpirun -np 2 tp-run out/ --backend mpi --input x=x.npy --output y.npy\n");
+
+  bool mpi = backend == "mpi";
+  if (!mpi && backend != "threads")
+    return fail("unknown --backend '" + backend + "' (threads or mpi)");
+  int worldRank = 0;
+  if (mpi)
+    MPI_Init(&argc, &argv);
+  auto finish = [&](int rc) {
+    if (mpi) {
+      if (rc != 0)
+        MPI_Abort(MPI_COMM_WORLD, rc);
+      MPI_Finalize();
+    }
+    return rc;
+  };
+  if (mpi)
+    MPI_Comm_rank(MPI_COMM_WORLD, &worldRank);
+
+  Manifest m;
+  if (Status s = Manifest::load(programDir, m); !s)
+    return finish(fail(s.message()));
+  std::unique_ptr<Program> program;
+  if (Status s = Program::load(m, program); !s)
+    return finish(fail(s.message()));
+  int numRanks = m.mesh.numRanks();
+  if (!mpi && ranksOpt && ranksOpt != numRanks)
+    return finish(fail("--ranks " + std::to_string(ranksOpt) +
+                       " does not match the program's mesh " +
+                       m.mesh.describe() + " (" + std::to_string(numRanks) +
+                       " devices); recompile with another --mesh"));
+
+  std::string sha;
+  if (Status s = sha256File(m.modelPath, sha); !s)
+    return finish(fail(s.message()));
+  if (sha != m.modelSha256)
+    return finish(fail(m.modelPath + " has changed since the program was "
+                       "compiled (its SHA-256 differs from the manifest's); "
+                       "recompile it"));
+
+  // Inputs by name.
+  std::vector<std::string> inputNames, outputNames;
+  for (const auto &t : m.arguments)
+    if (t.kind == "input")
+      inputNames.push_back(t.name);
+  for (const auto &t : m.results)
+    outputNames.push_back(t.name);
+  std::map<std::string, NpyArray> feeds;
+  for (const std::string &spec : inputs) {
+    std::string name, file;
+    if (!splitAssignment(spec, inputNames, name, file))
+      return finish(fail("--input " + spec + ": name the input (inputs: " +
+                         join(inputNames) + ")"));
+    if (!std::count(inputNames.begin(), inputNames.end(), name))
+      return finish(fail("--input names '" + name +
+                         "', which is not a graph input (inputs: " +
+                         join(inputNames) + ")"));
+    NpyArray a;
+    if (Status s = readNpy(file, a); !s)
+      return finish(fail(s.message()));
+    feeds[name] = std::move(a);
+  }
+  for (const auto &t : m.arguments) {
+    if (t.kind != "input")
+      continue;
+    auto it = feeds.find(t.name);
+    if (it == feeds.end())
+      return finish(fail("missing input '" + t.name + "' (" +
+                         t.shapeString() + " " + dtypeName(t.dtype) +
+                         "): give --input " + t.name + "=file.npy"));
+    if (it->second.shape != t.shape || it->second.dtype != t.dtype)
+      return finish(fail("input '" + t.name + "': expected " +
+                         t.shapeString() + " " + dtypeName(t.dtype) +
+                         ", the file has " + it->second.shapeString() + " " +
+                         dtypeName(it->second.dtype)));
+  }
+
+  std::unique_ptr<WeightSource> weights;
+  if (Status s = WeightSource::open(m.modelPath, weights); !s)
+    return finish(fail(s.message()));
+
+  // Run.
+  std::vector<RankState> states(mpi ? 1 : numRanks);
+  auto timeout = std::chrono::milliseconds(int64_t(timeoutSeconds * 1000));
+  if (mpi) {
+    std::string error;
+    auto comm = createMpiCommunicator(m.mesh, m.axisMasks, error);
+    if (!comm)
+      return finish(fail(error));
+    comm->setTimeout(timeout);
+    if (Status s = prepareRank(m, worldRank, feeds, *weights, states[0]); !s)
+      return finish(fail("rank " + std::to_string(worldRank) + ": " +
+                         s.message()));
+    runRank(*program, *comm, m, states[0]);
+  } else {
+    auto world = createThreadsWorld(m.mesh);
+    for (int r = 0; r < numRanks; ++r)
+      if (Status s = prepareRank(m, r, feeds, *weights, states[r]); !s)
+        return finish(fail("rank " + std::to_string(r) + ": " + s.message()));
+    std::vector<std::thread> threads;
+    std::vector<std::unique_ptr<Communicator>> comms;
+    for (int r = 0; r < numRanks; ++r) {
+      comms.push_back(createThreadsCommunicator(world, r));
+      comms.back()->setTimeout(timeout);
+    }
+    for (int r = 0; r < numRanks; ++r)
+      threads.emplace_back([&, r] {
+        runRank(*program, *comms[r], m, states[r]);
+      });
+    for (auto &t : threads)
+      t.join();
+  }
+
+  // Assemble every output from the ranks' blocks (on rank 0 under MPI).
+  std::vector<NpyArray> results;
+  for (size_t i = 0; i < m.results.size(); ++i) {
+    const TensorSpec &t = m.results[i];
+    NpyArray a;
+    a.dtype = t.dtype;
+    a.shape = t.shape;
+    a.data.resize(t.numElements() * dtypeSize(t.dtype));
+    if (mpi) {
+      size_t bytes = states[0].results[i].size();
+      std::vector<char> all(worldRank == 0 ? bytes * numRanks : 0);
+      MPI_Gather(states[0].results[i].data(), int(bytes), MPI_BYTE, all.data(),
+                 int(bytes), MPI_BYTE, 0, MPI_COMM_WORLD);
+      if (worldRank == 0)
+        for (int r = 0; r < numRanks; ++r)
+          insertBlock(t, m.mesh, r, all.data() + r * bytes, a.data.data(),
+                      dtypeSize(t.dtype));
+    } else {
+      for (int r = 0; r < numRanks; ++r)
+        insertBlock(t, m.mesh, r, states[r].results[i].data(), a.data.data(),
+                    dtypeSize(t.dtype));
+    }
+    results.push_back(std::move(a));
+  }
+  if (worldRank != 0)
+    return finish(0);
+
+  int rc = 0;
+  auto resultIndex = [&](const std::string &name) {
+    for (size_t i = 0; i < outputNames.size(); ++i)
+      if (outputNames[i] == name)
+        return int(i);
+    return -1;
+  };
+  for (const std::string &spec : outputs) {
+    std::string name, file;
+    if (!splitAssignment(spec, outputNames, name, file) || resultIndex(name) < 0)
+      return finish(fail("--output " + spec + ": name a graph output (" +
+                         join(outputNames) + ")"));
+    if (Status s = writeNpy(file, results[resultIndex(name)]); !s)
+      return finish(fail(s.message()));
+  }
+  for (const std::string &spec : compares) {
+    std::string name, file;
+    if (!splitAssignment(spec, outputNames, name, file) || resultIndex(name) < 0)
+      return finish(fail("--compare " + spec + ": name a graph output (" +
+                         join(outputNames) + ")"));
+    NpyArray ref;
+    if (Status s = readNpy(file, ref); !s)
+      return finish(fail(s.message()));
+    const NpyArray &got = results[resultIndex(name)];
+    if (ref.shape != got.shape)
+      return finish(fail("--compare " + name + ": the reference has shape " +
+                         ref.shapeString() + ", the output " +
+                         got.shapeString()));
+    double maxDiff = 0, maxRef = 0;
+    size_t n = got.data.size() / dtypeSize(got.dtype);
+    for (size_t i = 0; i < n; ++i) {
+      double a = toDouble(got.data.data() + i * dtypeSize(got.dtype), got.dtype);
+      double b = toDouble(ref.data.data() + i * dtypeSize(ref.dtype), ref.dtype);
+      maxDiff = std::max(maxDiff, std::fabs(a - b));
+      maxRef = std::max(maxRef, std::fabs(b));
+    }
+    double rel = maxRef > 0 ? maxDiff / maxRef : maxDiff;
+    bool ok = rel <= tolerance;
+    llvm::outs() << llvm::format(
+        "%s: max |out - ref| = %.3g, max |ref| = %.3g, relative %.3g %s "
+        "(tolerance %.3g, %d rank%s)\n",
+        name.c_str(), maxDiff, maxRef, rel, ok ? "OK" : "MISMATCH",
+        tolerance.getValue(), numRanks, numRanks == 1 ? "" : "s");
+    if (!ok)
+      rc = 1;
+  }
+  if (profile) {
+    std::vector<double> steps = states[0].stepSeconds;
+    double best = *std::min_element(steps.begin(), steps.end()), sum = 0;
+    for (double s : steps)
+      sum += s;
+    llvm::outs() << llvm::format(
+        "profile: %d step(s) on %d rank(s) (%s backend): best %.3f ms, mean "
+        "%.3f ms per step\n",
+        int(steps.size()), numRanks, backend.c_str(), best * 1e3,
+        sum / steps.size() * 1e3);
+    for (size_t i = 0; i < m.collectiveSites.size(); ++i) {
+      const SiteStats &st = states[0].stats[i];
+      llvm::outs() << llvm::format(
+          "  %-40s %4lld call(s) %10lld bytes/rank %8.3f ms (rank 0)\n",
+          m.collectiveSites[i].c_str(), (long long)st.calls,
+          (long long)st.bytes, st.seconds * 1e3);
+    }
+  }
+  return finish(rc);
+}

@@ -23,3 +23,8 @@ config.substitutions.append((
     "%mlir_runner_libs",
     ",".join(os.path.join(config.llvm_lib_dir, lib)
              for lib in ("libmlir_runner_utils.so", "libmlir_c_runner_utils.so"))))
+
+# MPI tests need mpirun (Debian's openmpi-bin).
+import shutil
+if shutil.which("mpirun"):
+    config.available_features.add("mpirun")

@@ -1,0 +1,129 @@
+//===- CollectiveChecks.h - collective checks for any backend --*- C++ -*-===//
+//
+// Each check runs a collective on every rank through `onEveryRank` (threads:
+// one thread per rank; MPI: this process's rank) and compares every
+// element with the value computed from the group's inputs.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TPRT_UNITTESTS_COLLECTIVECHECKS_H
+#define TPRT_UNITTESTS_COLLECTIVECHECKS_H
+
+#include "tprt/Communicator.h"
+#include "tprt/DType.h"
+
+#include <functional>
+#include <gtest/gtest.h>
+
+namespace tprt::testing {
+
+using RankRunner =
+    std::function<void(const Mesh &, const std::function<void(Communicator &)> &)>;
+
+inline Mesh mesh(std::vector<int64_t> sizes) {
+  Mesh m;
+  m.sizes = sizes;
+  for (size_t i = 0; i < sizes.size(); ++i)
+    m.names.push_back("a" + std::to_string(i));
+  return m;
+}
+
+/// A value that depends on rank and index, exact in every dtype tested.
+inline double value(int rank, int64_t i) { return rank * 8 + i % 5 - 2; }
+
+template <typename T> T encode(double v, int32_t dtype) {
+  if constexpr (sizeof(T) == 2)
+    return dtype == TPRT_F16 ? floatToHalf(float(v)) : floatToBf16(float(v));
+  else
+    return T(v);
+}
+
+template <typename T> double decode(T v, int32_t dtype) {
+  if constexpr (sizeof(T) == 2)
+    return dtype == TPRT_F16 ? halfToFloat(v) : bf16ToFloat(v);
+  else
+    return double(v);
+}
+
+template <typename T>
+void checkAllReduce(const RankRunner &onEveryRank, const Mesh &m, int64_t mask, int32_t dtype, int32_t op) {
+  const int64_t count = 7; // not a multiple of any group size
+  onEveryRank(m, [&](Communicator &c) {
+    std::vector<T> src(count), dst(count);
+    for (int64_t i = 0; i < count; ++i)
+      src[i] = encode<T>(value(c.rank(), i), dtype);
+    ASSERT_TRUE(c.allReduce(src.data(), dst.data(), count, dtype, op, mask,
+                            "test all_reduce"));
+    std::vector<int> group = m.group(c.rank(), mask);
+    for (int64_t i = 0; i < count; ++i) {
+      double want = op == TPRT_MAX ? -1e30 : 0;
+      for (int r : group)
+        want = op == TPRT_MAX ? std::max(want, value(r, i)) : want + value(r, i);
+      EXPECT_EQ(decode<T>(dst[i], dtype), want)
+          << "rank " << c.rank() << " element " << i;
+    }
+  });
+}
+
+template <typename T>
+void checkAllGather(const RankRunner &onEveryRank, const Mesh &m, int64_t mask, int32_t dtype) {
+  const int64_t outer = 2, chunk = 3;
+  onEveryRank(m, [&](Communicator &c) {
+    std::vector<int> group = m.group(c.rank(), mask);
+    std::vector<T> src(outer * chunk), dst(outer * chunk * group.size());
+    for (int64_t i = 0; i < outer * chunk; ++i)
+      src[i] = encode<T>(value(c.rank(), i), dtype);
+    ASSERT_TRUE(c.allGather(src.data(), dst.data(), outer, chunk, dtype, mask,
+                            "test all_gather"));
+    size_t k = 0;
+    for (int64_t o = 0; o < outer; ++o)
+      for (int r : group)
+        for (int64_t j = 0; j < chunk; ++j, ++k)
+          EXPECT_EQ(decode<T>(dst[k], dtype), value(r, o * chunk + j));
+  });
+}
+
+template <typename T>
+void checkReduceScatter(const RankRunner &onEveryRank, const Mesh &m, int64_t mask, int32_t dtype) {
+  const int64_t outer = 2, chunk = 3;
+  onEveryRank(m, [&](Communicator &c) {
+    std::vector<int> group = m.group(c.rank(), mask);
+    int64_t n = group.size(), me = m.indexAlong(c.rank(), mask);
+    std::vector<T> src(outer * n * chunk), dst(outer * chunk);
+    for (int64_t i = 0; i < int64_t(src.size()); ++i)
+      src[i] = encode<T>(value(c.rank(), i), dtype);
+    ASSERT_TRUE(c.reduceScatter(src.data(), dst.data(), outer, chunk, dtype,
+                                mask, "test reduce_scatter"));
+    for (int64_t o = 0; o < outer; ++o)
+      for (int64_t j = 0; j < chunk; ++j) {
+        double want = 0;
+        for (int r : group)
+          want += value(r, (o * n + me) * chunk + j);
+        EXPECT_EQ(decode<T>(dst[o * chunk + j], dtype), want);
+      }
+  });
+}
+
+
+/// Every collective, every dtype, every sub-group of `m`.
+inline void checkEveryCollective(const RankRunner &run, const Mesh &m) {
+  for (int64_t mask = 1; mask < (int64_t(1) << m.sizes.size()); ++mask) {
+    checkAllReduce<float>(run, m, mask, TPRT_F32, TPRT_SUM);
+    checkAllReduce<float>(run, m, mask, TPRT_F32, TPRT_MAX);
+    checkAllReduce<uint16_t>(run, m, mask, TPRT_F16, TPRT_SUM);
+    checkAllReduce<uint16_t>(run, m, mask, TPRT_BF16, TPRT_SUM);
+    checkAllReduce<int64_t>(run, m, mask, TPRT_I64, TPRT_SUM);
+    checkAllReduce<int64_t>(run, m, mask, TPRT_I64, TPRT_MAX);
+    checkAllGather<float>(run, m, mask, TPRT_F32);
+    checkAllGather<uint16_t>(run, m, mask, TPRT_F16);
+    checkAllGather<uint16_t>(run, m, mask, TPRT_BF16);
+    checkAllGather<int64_t>(run, m, mask, TPRT_I64);
+    checkReduceScatter<float>(run, m, mask, TPRT_F32);
+    checkReduceScatter<uint16_t>(run, m, mask, TPRT_F16);
+    checkReduceScatter<uint16_t>(run, m, mask, TPRT_BF16);
+    checkReduceScatter<int64_t>(run, m, mask, TPRT_I64);
+  }
+}
+
+} // namespace tprt::testing
+
+#endif // TPRT_UNITTESTS_COLLECTIVECHECKS_H

@@ -22,7 +22,9 @@ config.substitutions.append(("%models", config.models_dir))
 config.substitutions.append((
     "%mlir_runner_libs",
     ",".join(os.path.join(config.llvm_lib_dir, lib)
-             for lib in ("libmlir_runner_utils.so", "libmlir_c_runner_utils.so"))))
+             for lib in ("libmlir_runner_utils.so", "libmlir_c_runner_utils.so"))
+    # libtprt: the GEMMs (tprt_sgemm) that compiled matmuls call.
+    + "," + os.path.join(config.tp_obj_root, "lib", "libtprt.so")))
 
 # MPI tests need mpirun (Debian's openmpi-bin).
 import shutil

@@ -15,7 +15,7 @@ static constexpr const char *kLowerToLLVM =
     "function-boundary-type-conversion=identity-layout-map},"
     // Results become caller-provided buffers; temporaries are freed.
     "buffer-results-to-out-params{modify-public-functions hoist-static-allocs},"
-    "buffer-deallocation-pipeline,"
+    "buffer-deallocation-pipeline,tp-lower-matmul-to-blas,"
     "func.func(convert-linalg-to-loops),"
     "expand-strided-metadata,lower-affine,convert-scf-to-cf,"
     // math-to-llvm first (rsqrt, exp, ...), then libm for the rest (erf).

@@ -278,6 +278,9 @@ int main(int argc, char **argv) {
                          s.message()));
     runRank(*program, *comm, m, states[0]);
   } else {
+    // The ranks share this machine's cores; so do their GEMMs.
+    int cores = std::max(1u, std::thread::hardware_concurrency());
+    setGemmThreads(std::max(1, cores / numRanks));
     auto world = createThreadsWorld(m.mesh);
     for (int r = 0; r < numRanks; ++r)
       if (Status s = prepareRank(m, r, feeds, *weights, states[r]); !s)

@@ -47,4 +47,20 @@ def TPLowerCollectives : Pass<"tp-lower-collectives", "::mlir::ModuleOp"> {
   ];
 }
 
+def TPLowerMatmulToBlas : Pass<"tp-lower-matmul-to-blas", "::mlir::ModuleOp"> {
+  let summary = "Call the runtime's GEMM (OpenBLAS) for f32 matmuls on buffers";
+  let description = [{
+    After bufferization: every `linalg.matmul` and `linalg.batch_matmul` on
+    f32 memrefs with the identity layout and default indexing maps becomes a
+    call of `tprt_sgemm` / `tprt_sgemm_batched` (row-major C += A B), which
+    the runtime implements with OpenBLAS. Other matmuls stay for the loop
+    lowering.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::func::FuncDialect",
+    "::mlir::memref::MemRefDialect",
+  ];
+}
+
 #endif // TP_CONVERSION_PASSES_TD

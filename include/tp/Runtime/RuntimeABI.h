@@ -18,6 +18,8 @@ constexpr const char *kAllReduceFn = "tprt_all_reduce";
 constexpr const char *kAllGatherFn = "tprt_all_gather";
 constexpr const char *kReduceScatterFn = "tprt_reduce_scatter";
 constexpr const char *kAxisIndexFn = "tprt_axis_index";
+constexpr const char *kSgemmFn = "tprt_sgemm";
+constexpr const char *kSgemmBatchedFn = "tprt_sgemm_batched";
 constexpr int32_t kReduceSum = TPRT_SUM;
 constexpr int32_t kReduceMax = TPRT_MAX;
 

@@ -4,6 +4,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "tp/Dialect/TP/IR/TPOps.h"
 
 using namespace mlir;
@@ -56,9 +57,33 @@ Value buildGenericMatmul(OpBuilder &b, Location loc, Value lhs, Value rhs,
   return generic.getResult(0);
 }
 
-/// tp.matmul -> linalg.matmul (2-D), linalg.batch_matmul (3-D, same batch),
-/// else a generic contraction. Named ops are kept where they fit because
-/// later stages map them to BLAS calls.
+/// Collapses the leading dims of `v` ([d0, ..., dk, rest...]) into one,
+/// keeping the last `keep` dims.
+static Value collapseLeading(OpBuilder &b, Location loc, Value v,
+                             unsigned keep) {
+  auto t = cast<RankedTensorType>(v.getType());
+  int64_t rank = t.getRank();
+  SmallVector<ReassociationIndices> groups(1);
+  int64_t lead = 1;
+  for (int64_t d = 0; d < rank - keep; ++d) {
+    groups[0].push_back(d);
+    lead *= t.getDimSize(d);
+  }
+  groups[0].push_back(rank - keep);
+  lead *= t.getDimSize(rank - keep);
+  SmallVector<int64_t> shape = {lead};
+  for (int64_t d = rank - keep + 1; d < rank; ++d) {
+    groups.push_back({d});
+    shape.push_back(t.getDimSize(d));
+  }
+  return tensor::CollapseShapeOp::create(
+      b, loc, RankedTensorType::get(shape, t.getElementType()), v, groups);
+}
+
+/// tp.matmul -> linalg.matmul / linalg.batch_matmul wherever the operands
+/// can be viewed as 2-D or 3-D (a Linear on [B, S, D] is one [B*S, D] GEMM;
+/// attention's [B, H, S, S] products are one batch of B*H), else a generic
+/// contraction. Named ops are what the CPU back end maps to BLAS calls.
 struct MatMulLowering : OpRewritePattern<MatMulOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(MatMulOp op,
@@ -67,22 +92,47 @@ struct MatMulLowering : OpRewritePattern<MatMulOp> {
     auto type = cast<RankedTensorType>(op.getType());
     auto lhsType = cast<RankedTensorType>(op.getLhs().getType());
     auto rhsType = cast<RankedTensorType>(op.getRhs().getType());
-    Value init = buildZeroFilled(rewriter, loc, type);
     Value result;
     if (lhsType.getRank() == 2 && rhsType.getRank() == 2) {
       result = linalg::MatmulOp::create(rewriter, loc, TypeRange{type},
                                         ValueRange{op.getLhs(), op.getRhs()},
-                                        init)
+                                        buildZeroFilled(rewriter, loc, type))
                    .getResult(0);
-    } else if (lhsType.getRank() == 3 && rhsType.getRank() == 3 &&
-               lhsType.getDimSize(0) == rhsType.getDimSize(0)) {
-      result = linalg::BatchMatmulOp::create(
-                   rewriter, loc, TypeRange{type},
-                   ValueRange{op.getLhs(), op.getRhs()}, init)
-                   .getResult(0);
+    } else if (rhsType.getRank() == 2) {
+      // [b..., M, K] x [K, N]: one GEMM on [b*...*M, K].
+      Value lhs = collapseLeading(rewriter, loc, op.getLhs(), 2);
+      auto flatType = RankedTensorType::get(
+          {cast<RankedTensorType>(lhs.getType()).getDimSize(0),
+           type.getShape().back()},
+          type.getElementType());
+      Value mm = linalg::MatmulOp::create(
+                     rewriter, loc, TypeRange{flatType},
+                     ValueRange{lhs, op.getRhs()},
+                     buildZeroFilled(rewriter, loc, flatType))
+                     .getResult(0);
+      result = buildReshape(rewriter, loc, mm, type);
+    } else if (lhsType.getRank() == rhsType.getRank() &&
+               lhsType.getShape().drop_back(2) ==
+                   rhsType.getShape().drop_back(2)) {
+      // Equal batch dims: one batch_matmul over their product.
+      Value lhs = lhsType.getRank() == 3
+                      ? op.getLhs()
+                      : collapseLeading(rewriter, loc, op.getLhs(), 3);
+      Value rhs = rhsType.getRank() == 3
+                      ? op.getRhs()
+                      : collapseLeading(rewriter, loc, op.getRhs(), 3);
+      int64_t batch = cast<RankedTensorType>(lhs.getType()).getDimSize(0);
+      auto flatType = RankedTensorType::get(
+          {batch, type.getShape()[type.getRank() - 2], type.getShape().back()},
+          type.getElementType());
+      Value bmm = linalg::BatchMatmulOp::create(
+                      rewriter, loc, TypeRange{flatType}, ValueRange{lhs, rhs},
+                      buildZeroFilled(rewriter, loc, flatType))
+                      .getResult(0);
+      result = buildReshape(rewriter, loc, bmm, type);
     } else {
       result = buildGenericMatmul(rewriter, loc, op.getLhs(), op.getRhs(),
-                                  type, init);
+                                  type, buildZeroFilled(rewriter, loc, type));
     }
     rewriter.replaceOp(op, result);
     return success();

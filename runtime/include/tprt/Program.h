@@ -26,6 +26,9 @@ struct RankContext {
 /// Binds the calling thread to a rank; generated code then calls tprt_*.
 void setRankContext(RankContext *context);
 
+/// Threads each GEMM may use (OpenBLAS); ranks that are threads share cores.
+void setGemmThreads(int threads);
+
 class Program {
 public:
   /// dlopen()s dir/program.so (its tprt_* references resolve against this

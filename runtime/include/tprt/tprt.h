@@ -46,6 +46,13 @@ void tprt_reduce_scatter(int64_t src, int64_t dst, int64_t outer,
                          int64_t chunk, int32_t dtype, int64_t axes_mask,
                          int64_t site);
 
+/* Row-major f32 GEMM, accumulating: C[M,N] += A[M,K] * B[K,N]; the batched
+ * form does `batch` such products on consecutive matrices. */
+void tprt_sgemm(int64_t a, int64_t b, int64_t c, int64_t m, int64_t n,
+                int64_t k);
+void tprt_sgemm_batched(int64_t a, int64_t b, int64_t c, int64_t batch,
+                        int64_t m, int64_t n, int64_t k);
+
 /* This rank's index within its group along `axes_mask` (major axis first). */
 int64_t tprt_axis_index(int64_t axes_mask);
 

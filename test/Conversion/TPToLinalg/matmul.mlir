@@ -24,17 +24,28 @@ func.func @batch_matmul(%q: tensor<4x16x64xf32>, %k: tensor<4x64x16xf32>) -> ten
 
 // -----
 
-// A 3-D activation times a 2-D weight (torch's Linear on [B, S, D]).
-// CHECK-DAG: #[[LHS:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d3)>
-// CHECK-DAG: #[[RHS:.*]] = affine_map<(d0, d1, d2, d3) -> (d3, d2)>
-// CHECK-DAG: #[[OUT:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>
+// A 3-D activation times a 2-D weight (torch's Linear on [B, S, D]) is one
+// GEMM on [B*S, D].
 // CHECK-LABEL: func.func @matmul_3d_by_2d
-// CHECK: linalg.generic {indexing_maps = [#[[LHS]], #[[RHS]], #[[OUT]]], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
-// CHECK: %[[P:.*]] = arith.mulf
-// CHECK: arith.addf %{{.*}}, %[[P]]
+// CHECK: %[[FLAT:.*]] = tensor.collapse_shape %arg0 {{\[\[}}0, 1], [2]] : tensor<4x16x64xf32> into tensor<64x64xf32>
+// CHECK: %[[MM:.*]] = linalg.matmul ins(%[[FLAT]], %arg1 : tensor<64x64xf32>, tensor<64x256xf32>)
+// CHECK: tensor.expand_shape %[[MM]] {{\[\[}}0, 1], [2]] output_shape [4, 16, 256] : tensor<64x256xf32> into tensor<4x16x256xf32>
 func.func @matmul_3d_by_2d(%x: tensor<4x16x64xf32>, %w: tensor<64x256xf32>) -> tensor<4x16x256xf32> {
   %0 = tp.matmul %x, %w : tensor<4x16x64xf32>, tensor<64x256xf32> -> tensor<4x16x256xf32>
   return %0 : tensor<4x16x256xf32>
+}
+
+// -----
+
+// Attention's [B, H, S, D] products: one batch_matmul over B*H.
+// CHECK-LABEL: func.func @matmul_4d_equal_batch
+// CHECK: %[[Q:.*]] = tensor.collapse_shape %arg0 {{\[\[}}0, 1], [2], [3]] : tensor<4x4x16x16xf32> into tensor<16x16x16xf32>
+// CHECK: %[[K:.*]] = tensor.collapse_shape %arg1 {{\[\[}}0, 1], [2], [3]] : tensor<4x4x16x8xf32> into tensor<16x16x8xf32>
+// CHECK: %[[S:.*]] = linalg.batch_matmul ins(%[[Q]], %[[K]] : tensor<16x16x16xf32>, tensor<16x16x8xf32>)
+// CHECK: tensor.expand_shape %[[S]] {{\[\[}}0, 1], [2], [3]] output_shape [4, 4, 16, 8]
+func.func @matmul_4d_equal_batch(%q: tensor<4x4x16x16xf32>, %k: tensor<4x4x16x8xf32>) -> tensor<4x4x16x8xf32> {
+  %0 = tp.matmul %q, %k : tensor<4x4x16x16xf32>, tensor<4x4x16x8xf32> -> tensor<4x4x16x8xf32>
+  return %0 : tensor<4x4x16x8xf32>
 }
 
 // -----

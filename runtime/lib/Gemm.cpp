@@ -1,0 +1,26 @@
+//===- Gemm.cpp - the GEMMs generated code calls, on OpenBLAS -------------===//
+#include "tprt/Program.h"
+#include "tprt/tprt.h"
+
+#include <cblas.h>
+
+extern "C" {
+
+void tprt_sgemm(int64_t a, int64_t b, int64_t c, int64_t m, int64_t n,
+                int64_t k) {
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, int(m), int(n),
+              int(k), 1.0f, reinterpret_cast<const float *>(a), int(k),
+              reinterpret_cast<const float *>(b), int(n), 1.0f,
+              reinterpret_cast<float *>(c), int(n));
+}
+
+void tprt_sgemm_batched(int64_t a, int64_t b, int64_t c, int64_t batch,
+                        int64_t m, int64_t n, int64_t k) {
+  for (int64_t i = 0; i < batch; ++i)
+    tprt_sgemm(a + i * m * k * 4, b + i * k * n * 4, c + i * m * n * 4, m, n,
+               k);
+}
+
+} // extern "C"
+
+void tprt::setGemmThreads(int threads) { openblas_set_num_threads(threads); }

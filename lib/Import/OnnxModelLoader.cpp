@@ -36,7 +36,8 @@ std::string mlir::tp::loadOnnxModel(const std::string &path,
   if (bytes.empty())
     return path + ": empty file, not an ONNX model";
 
-  if (looksLikeTextModel(bytes)) {
+  bool text = looksLikeTextModel(bytes);
+  if (text) {
     onnx::OnnxParser parser(bytes.c_str());
     auto status = parser.Parse(model);
     if (!status.IsOK())
@@ -49,7 +50,11 @@ std::string mlir::tp::loadOnnxModel(const std::string &path,
     return path + ": not an ONNX model (no graph or no ir_version)";
 
   try {
-    onnx::checker::check_model(model);
+    // The path form knows the model's folder, where external data lives.
+    if (text)
+      onnx::checker::check_model(model);
+    else
+      onnx::checker::check_model(path);
   } catch (const std::exception &e) {
     return path + ": the model fails the ONNX checker: " + e.what();
   }

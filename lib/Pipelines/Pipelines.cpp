@@ -10,7 +10,8 @@ using namespace mlir;
 // Written as pipeline text so that it reads like the mlir-opt command a
 // compiler engineer would type.
 static constexpr const char *kLowerToLLVM =
-    "tp-lower-to-linalg,tp-lower-collectives,"
+    "tp-lower-to-linalg,func.func(linalg-fuse-elementwise-ops),"
+    "tp-lower-collectives,"
     "one-shot-bufferize{bufferize-function-boundaries "
     "function-boundary-type-conversion=identity-layout-map},"
     // Results become caller-provided buffers; temporaries are freed.

@@ -146,9 +146,8 @@ private:
         return Status::ok();
       if (std::chrono::steady_clock::now() > deadline)
         return Status::error("rank " + std::to_string(rank_) + ": " + what +
-                             " timed out after " +
-                             std::to_string(timeout_.count() / 1000) +
-                             " s: a rank of its group never arrived");
+                             " timed out after " + formatSeconds(timeout_) +
+                             ": a rank of its group never arrived");
       std::this_thread::yield();
     }
   }

@@ -56,12 +56,6 @@ private:
 
 namespace {
 
-std::string formatSeconds(std::chrono::milliseconds t) {
-  char buf[32];
-  std::snprintf(buf, sizeof(buf), "%g s", t.count() / 1000.0);
-  return buf;
-}
-
 class ThreadsCommunicator : public Communicator {
 public:
   ThreadsCommunicator(std::shared_ptr<ThreadsWorld> world, int rank)

@@ -8,6 +8,7 @@
 #include "CollectiveChecks.h"
 
 #include <mpi.h>
+#include <thread>
 
 using namespace tprt;
 using namespace tprt::testing;
@@ -25,8 +26,37 @@ TEST(MpiCommunicator, EveryCollectiveDtypeAndGroup) {
   checkEveryCollective(onThisRank, worldMesh);
 }
 
+/// `--timeout-path`: rank 1 never joins the all_reduce; rank 0 must give up
+/// after its 0.5 s timeout with a message naming it and the collective.
+int timeoutPath() {
+  int rank;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  std::string error;
+  Mesh m = mesh({2});
+  auto c = createMpiCommunicator(m, {1}, error);
+  if (rank == 1) {
+    std::this_thread::sleep_for(std::chrono::seconds(5));
+    return 0;
+  }
+  c->setTimeout(std::chrono::milliseconds(500));
+  float x = 1, y = 0;
+  auto start = std::chrono::steady_clock::now();
+  Status s = c->allReduce(&x, &y, 1, TPRT_F32, TPRT_SUM, 1,
+                          "all_reduce at /fc2/Gemm (site 0)");
+  double seconds = std::chrono::duration<double>(
+                       std::chrono::steady_clock::now() - start)
+                       .count();
+  std::printf("%s\nreturned after %.1f s\n", s.message().c_str(), seconds);
+  std::fflush(stdout);
+  // What tp-run does on a failed collective: stop every rank.
+  MPI_Abort(MPI_COMM_WORLD, s.failed() ? 3 : 0);
+  return 0;
+}
+
 int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
+  if (argc > 1 && std::string(argv[1]) == "--timeout-path")
+    return timeoutPath();
   ::testing::InitGoogleTest(&argc, argv);
   worldMesh = mesh({2, 2});
   std::string error;

@@ -2,6 +2,8 @@
 #ifndef TPRT_STATUS_H
 #define TPRT_STATUS_H
 
+#include <chrono>
+#include <cstdio>
 #include <string>
 
 namespace tprt {
@@ -25,6 +27,13 @@ private:
   bool failed_ = false;
   std::string message_;
 };
+
+/// "0.2 s", "60 s": how timeouts read in messages.
+inline std::string formatSeconds(std::chrono::milliseconds t) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%g s", t.count() / 1000.0);
+  return buf;
+}
 
 } // namespace tprt
 

@@ -21,12 +21,7 @@ int64_t TensorSpec::localElements() const {
   return n;
 }
 
-std::string TensorSpec::shapeString() const {
-  std::string s = "[";
-  for (size_t i = 0; i < shape.size(); ++i)
-    s += (i ? ", " : "") + std::to_string(shape[i]);
-  return s + "]";
-}
+std::string TensorSpec::shapeString() const { return formatShape(shape); }
 
 std::vector<int64_t> TensorSpec::blockOf(const Mesh &mesh, int rank) const {
   std::vector<int64_t> coords = mesh.coords(rank), block;

@@ -23,12 +23,7 @@ static const char *descr(int32_t dtype) {
   }
 }
 
-std::string NpyArray::shapeString() const {
-  std::string s = "[";
-  for (size_t i = 0; i < shape.size(); ++i)
-    s += (i ? ", " : "") + std::to_string(shape[i]);
-  return s + "]";
-}
+std::string NpyArray::shapeString() const { return formatShape(shape); }
 
 Status tprt::readNpy(const std::string &path, NpyArray &out) {
   std::ifstream in(path, std::ios::binary);

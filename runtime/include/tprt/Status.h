@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdio>
 #include <string>
+#include <vector>
 
 namespace tprt {
 
@@ -27,6 +28,14 @@ private:
   bool failed_ = false;
   std::string message_;
 };
+
+/// "[8, 64]": how shapes read in messages.
+inline std::string formatShape(const std::vector<int64_t> &shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i)
+    s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + "]";
+}
 
 /// "0.2 s", "60 s": how timeouts read in messages.
 inline std::string formatSeconds(std::chrono::milliseconds t) {

@@ -1,5 +1,6 @@
 //===- InitTP.cpp - register every tp dialect and pass --------------------===//
 #include "tp/InitTP.h"
+#include "tp/Autodiff/Autodiff.h"
 #include "tp/Conversion/Passes.h"
 #include "tp/Dialect/TP/IR/TPDialect.h"
 #include "tp/Pipelines/Pipelines.h"
@@ -10,11 +11,13 @@
 
 void mlir::tp::registerTPDialects(DialectRegistry &registry) {
   registry.insert<TPDialect>();
+  registerVJPInterfaceExternalModels(registry);
 }
 
 void mlir::tp::registerTPPasses() {
   registerTPConversionPasses();
   registerTPShardingPasses();
   registerTPPlanPasses();
+  registerTPAutodiffPasses();
   registerTPPipelines();
 }

@@ -127,6 +127,21 @@ LogicalResult cast(NodeImporter &n) {
                      *x));
 }
 
+LogicalResult greater(NodeImporter &n) {
+  auto a = n.requiredInput(0, "A");
+  auto b = n.requiredInput(1, "B");
+  if (failed(a) || failed(b))
+    return failure();
+  std::string why;
+  RankedTensorType type = inferBinaryOpType(
+      (*a).getType(), (*b).getType(), broadcastShapes, why);
+  if (!type)
+    return n.error() << "'tp.greater' op " << why;
+  return emit(n, n.create<GreaterOp>(
+                     RankedTensorType::get(type.getShape(), n.b.getI1Type()),
+                     *a, *b));
+}
+
 LogicalResult where(NodeImporter &n) {
   auto c = n.requiredInput(0, "condition");
   auto x = n.requiredInput(1, "X");
@@ -743,6 +758,7 @@ const OpEntry kOps[] = {
     {"Flatten", 11, flatten},
     {"Gather", 11, gather},
     {"Gemm", 11, gemm},
+    {"Greater", 9, greater},
     {"Identity", 1, identity},
     {"LayerNormalization", 17, layerNorm},
     {"Log", 6, unary<LogOp>},

@@ -406,6 +406,31 @@ void PlanApplier::write() {
       func.setArgAttr(i, kOriginAttr,
                       b.getStringAttr("not in the plan (replicated)"));
     }
+  // A training step's outputs named after a weight (its gradient
+  // "grad_<weight>" or its update "<weight>") keep the weight's layout, so
+  // that partition produces the gradient exchange.
+  for (unsigned r = 0; r < func.getNumResults(); ++r) {
+    auto name = func.getResultAttrOfType<StringAttr>(r, "tp.output");
+    if (!name || plan.outputs.end() !=
+                     llvm::find_if(plan.outputs, [&](auto &o) {
+                       return o.first == name.getValue();
+                     }))
+      continue;
+    StringRef weight = name.getValue();
+    weight.consume_front("grad_");
+    for (unsigned i = 0; i < func.getNumArguments(); ++i) {
+      auto param = func.getArgAttrOfType<StringAttr>(i, "tp.param");
+      if (!param || param.getValue() != weight)
+        continue;
+      std::string error;
+      auto layout = TensorSharding::fromAttr(
+          cast<ShardingAttr>(func.getArgAttr(i, kShardingAttr)), mesh,
+          cast<RankedTensorType>(func.getResultTypes()[r]).getRank(), error);
+      if (succeeded(layout))
+        results[r] = Annotation{*layout,
+                                "the layout of weight '" + weight.str() + "'"};
+    }
+  }
   for (auto &[i, a] : results) {
     func.setResultAttr(i, kShardingAttr, a.sharding.toAttr(ctx, mesh));
     func.setResultAttr(i, kOriginAttr, b.getStringAttr(a.origin));

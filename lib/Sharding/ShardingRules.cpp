@@ -223,7 +223,7 @@ std::optional<ShardingRule> tp::getShardingRule(Operation *op) {
   return llvm::TypeSwitch<Operation *, std::optional<ShardingRule>>(op)
       .Case<AddOp, SubOp, MulOp, DivOp, PowOp, MaxOp, MinOp, ReluOp, NegOp,
             SqrtOp, ErfOp, TanhOp, SigmoidOp, ExpOp, LogOp, ReciprocalOp,
-            CastOp, WhereOp, ExpandOp>(
+            CastOp, WhereOp, ExpandOp, GreaterOp>(
           [](Operation *op) { return elementwiseRule(op); })
       .Case([](MatMulOp op) { return matmulRule(op); })
       .Case([](TransposeOp op) { return transposeRule(op); })

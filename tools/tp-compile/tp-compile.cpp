@@ -8,6 +8,7 @@
 #include "tp/Conversion/Passes.h"
 #include "tp/Import/OnnxImporter.h"
 #include "tp/InitTP.h"
+#include "tp/Autodiff/Autodiff.h"
 #include "tp/Plan/Passes.h"
 #include "tp/Sharding/Passes.h"
 #include "tp/Sharding/Report.h"
@@ -96,6 +97,21 @@ cl::opt<std::string> report(
              "--report=json for JSON"),
     cl::value_desc("json"), cl::cat(planCategory));
 
+cl::OptionCategory trainCategory("training options");
+cl::opt<bool> train("train",
+                    cl::desc("Compile the training step (tp-autodiff): loss, "
+                             "every weight's gradient, updated weights"),
+                    cl::cat(trainCategory));
+cl::opt<std::string> lossKind("loss",
+                              cl::desc("mse (mean of the squared output) or "
+                                       "output (the model's scalar output)"),
+                              cl::init("mse"), cl::cat(trainCategory));
+cl::opt<std::string> optimizerKind("optimizer",
+                                   cl::desc("sgd or none (gradients only)"),
+                                   cl::init("sgd"), cl::cat(trainCategory));
+cl::opt<double> learningRate("lr", cl::desc("SGD learning rate"),
+                             cl::init(0.1), cl::cat(trainCategory));
+
 cl::opt<bool> listOps("list-onnx-ops",
                       cl::desc("Print the supported ONNX ops and opsets "
                                "(a markdown table) and exit"),
@@ -114,7 +130,7 @@ int main(int argc, char **argv) {
   // MLIR's own printing flags (--mlir-print-debuginfo shows ONNX node names).
   registerAsmPrinterCLOptions();
   registerMLIRContextCLOptions();
-  cl::HideUnrelatedOptions({&category, &planCategory});
+  cl::HideUnrelatedOptions({&category, &planCategory, &trainCategory});
   cl::ParseCommandLineOptions(
       argc, argv,
       "tp-compile: compile an ONNX model into a tp program\n\n"
@@ -172,6 +188,17 @@ int main(int argc, char **argv) {
   if (!module)
     return 1;
 
+  if (train) {
+    progress("generating the training step (tp-autodiff)");
+    tp::TPAutodiffOptions autodiff;
+    autodiff.loss = lossKind;
+    autodiff.optimizer = optimizerKind;
+    autodiff.lr = learningRate;
+    PassManager pm(&context);
+    pm.addPass(tp::createTPAutodiff(autodiff));
+    if (failed(pm.run(*module)))
+      return 1;
+  }
   // `-o out/` (or an existing directory) means: build a program.
   if (!emit.getNumOccurrences() &&
       (StringRef(outputFile).ends_with("/") ||

@@ -57,9 +57,15 @@ cl::list<std::string> compares(
     cl::desc("Compare an output with a reference: name=ref.npy (or ref.npy); "
              "prints the difference, fails above --tolerance"),
     cl::cat(category));
-cl::opt<double> tolerance("tolerance",
-                          cl::desc("Largest accepted max|out-ref| / max|ref|"),
-                          cl::init(1e-4), cl::cat(category));
+cl::opt<double> tolerance(
+    "tolerance",
+    cl::desc("Relative tolerance: --compare passes when max|out-ref| <= "
+             "atol + tolerance * max|ref|"),
+    cl::init(1e-4), cl::cat(category));
+cl::opt<double> absTolerance("atol",
+                     cl::desc("Absolute tolerance for --compare (for "
+                              "references that are all about zero)"),
+                     cl::init(1e-7), cl::cat(category));
 cl::opt<int> repeat("repeat", cl::desc("Run the step K times"), cl::init(1),
                     cl::cat(category));
 cl::opt<double> timeoutSeconds(
@@ -363,7 +369,7 @@ int main(int argc, char **argv) {
       maxRef = std::max(maxRef, std::fabs(b));
     }
     double rel = maxRef > 0 ? maxDiff / maxRef : maxDiff;
-    bool ok = rel <= tolerance;
+    bool ok = maxDiff <= absTolerance + tolerance * maxRef;
     llvm::outs() << llvm::format(
         "%s: max |out - ref| = %.3g, max |ref| = %.3g, relative %.3g %s "
         "(tolerance %.3g, %d rank%s)\n",

@@ -53,6 +53,14 @@ Value select(OpBuilder &b, Location loc, ValueRange args) {
 
 Value identity(OpBuilder &, Location, ValueRange args) { return args[0]; }
 
+Value greater(OpBuilder &b, Location loc, ValueRange args) {
+  if (isa<FloatType>(args[0].getType()))
+    return arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, args[0],
+                                 args[1]);
+  return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, args[0],
+                               args[1]);
+}
+
 /// Lowers an elementwise tp op (any arity, ONNX broadcasting) to one
 /// linalg.generic whose body is `Fn` of the operand scalars. Integer Pow has
 /// no body and stays illegal (reported by the conversion).
@@ -146,6 +154,7 @@ void tp::populateElementwiseLoweringPatterns(RewritePatternSet &patterns) {
       ElementwiseLowering<LogOp, unaryFloat<math::LogOp>>,
       ElementwiseLowering<ReciprocalOp, reciprocal>,
       ElementwiseLowering<WhereOp, select>,
-      ElementwiseLowering<ExpandOp, identity>, CastLowering>(
+      ElementwiseLowering<ExpandOp, identity>,
+      ElementwiseLowering<GreaterOp, greater>, CastLowering>(
       patterns.getContext());
 }

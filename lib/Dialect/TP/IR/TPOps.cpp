@@ -85,6 +85,16 @@ OpFoldResult CastOp::fold(FoldAdaptor adaptor) {
   return {};
 }
 
+LogicalResult GreaterOp::verify() {
+  std::string why;
+  RankedTensorType inferred = inferBinaryOpType(
+      getLhs().getType(), getRhs().getType(), broadcastShapes, why);
+  if (!inferred)
+    return emitOpError(why);
+  return verifyResult(*this, inferred.getShape(),
+                      IntegerType::get(getContext(), 1));
+}
+
 LogicalResult WhereOp::verify() {
   std::string why;
   auto shape = broadcastShapes(tensorType(getCondition()).getShape(),

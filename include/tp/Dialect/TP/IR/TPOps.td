@@ -80,6 +80,21 @@ def TP_SubOp : TP_BroadcastBinaryOp<"sub", "Sub">;
 def TP_MulOp : TP_BroadcastBinaryOp<"mul", "Mul", [Commutative]>;
 def TP_DivOp : TP_BroadcastBinaryOp<"div", "Div">;
 def TP_PowOp : TP_BroadcastBinaryOp<"pow", "Pow">;
+
+def TP_GreaterOp : TP_Op<"greater", [Pure]> {
+  let summary = "ONNX Greater: elementwise lhs > rhs with broadcasting";
+  let description = [{
+    ```mlir
+    %m = tp.greater %x, %zero : tensor<8x64xf32>, tensor<f32> -> tensor<8x64xi1>
+    ```
+  }];
+  let arguments = (ins TP_NumericTensor:$lhs, TP_NumericTensor:$rhs);
+  let results = (outs StaticShapeTensorOf<[I1]>:$result);
+  let assemblyFormat = [{
+    $lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
 def TP_MaxOp : TP_BroadcastBinaryOp<"max", "Max", [Commutative]>;
 def TP_MinOp : TP_BroadcastBinaryOp<"min", "Min", [Commutative]>;
 

@@ -1,0 +1,24 @@
+//===- Autodiff.h - reverse-mode differentiation of tp ops -----*- C++ -*-===//
+#ifndef TP_AUTODIFF_AUTODIFF_H
+#define TP_AUTODIFF_AUTODIFF_H
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/Pass/Pass.h"
+
+#include "tp/Autodiff/VJPInterface.h.inc"
+
+namespace mlir::tp {
+
+/// Attaches VJPOpInterface to every differentiable tp op.
+void registerVJPInterfaceExternalModels(DialectRegistry &registry);
+
+#define GEN_PASS_DECL
+#include "tp/Autodiff/Passes.h.inc"
+
+#define GEN_PASS_REGISTRATION
+#include "tp/Autodiff/Passes.h.inc"
+
+} // namespace mlir::tp
+
+#endif // TP_AUTODIFF_AUTODIFF_H

@@ -1,0 +1,33 @@
+//===- Passes.td - tp autodiff passes ---------------------*- tablegen -*-===//
+
+#ifndef TP_AUTODIFF_PASSES_TD
+#define TP_AUTODIFF_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def TPAutodiff : Pass<"tp-autodiff", "::mlir::ModuleOp"> {
+  let summary = "Generate the training step: loss, gradients, optimizer update";
+  let description = [{
+    Replaces the imported `@forward` by `@train_step`, which takes the same
+    arguments and returns the loss, the gradient of every weight
+    (`tp.output = "grad_<weight>"`) and, with an optimizer, every updated
+    weight (`tp.output = "<weight>"`). The backward pass is built in reverse
+    from each op's VJP rule (`VJPOpInterface`), accumulating gradients where
+    a value has several users; only values that depend on a weight get
+    gradients. It runs on the global (unsharded) graph, so that
+    tp-propagate-sharding and tp-partition produce the gradient exchange
+    (Megatron's backward all_reduce, data parallelism's all_reduce over dp)
+    like any other communication. An op without a rule is an error naming
+    its ONNX node.
+  }];
+  let options = [
+    Option<"loss", "loss", "std::string", "\"mse\"",
+           "mse: mean of the squared output (against zeros, as the reference "
+           "models' losses); output: the model's own scalar output">,
+    Option<"optimizer", "optimizer", "std::string", "\"sgd\"",
+           "sgd: weight - lr * grad; none: gradients only">,
+    Option<"lr", "lr", "double", "0.1", "Learning rate">,
+  ];
+}
+
+#endif // TP_AUTODIFF_PASSES_TD

@@ -1,0 +1,195 @@
+//===- Autodiff.cpp - the tp-autodiff pass --------------------------------===//
+#include "tp/Autodiff/Autodiff.h"
+#include "tp/Dialect/TP/IR/TPOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/IRMapping.h"
+
+namespace mlir::tp {
+#define GEN_PASS_DEF_TPAUTODIFF
+#include "tp/Autodiff/Passes.h.inc"
+} // namespace mlir::tp
+
+using namespace mlir;
+using namespace mlir::tp;
+
+namespace {
+
+std::string nodeOf(Operation *op) {
+  if (auto name = dyn_cast<NameLoc>(op->getLoc()))
+    return name.getName().str();
+  return "";
+}
+
+struct TPAutodiffPass : tp::impl::TPAutodiffBase<TPAutodiffPass> {
+  using TPAutodiffBase::TPAutodiffBase;
+
+  LogicalResult build(ModuleOp module, func::FuncOp forward) {
+    if (loss != "mse" && loss != "output")
+      return forward.emitError("unknown --loss '")
+             << loss << "' (mse or output)";
+    if (optimizer != "sgd" && optimizer != "none")
+      return forward.emitError("unknown --optimizer '")
+             << optimizer << "' (sgd or none)";
+    if (forward.getNumResults() != 1)
+      return forward.emitError("training needs a model with one output, "
+                               "this one has ")
+             << forward.getNumResults();
+    MLIRContext *ctx = module.getContext();
+    OpBuilder b(ctx);
+    b.setInsertionPoint(forward);
+    Location loc = forward.getLoc();
+
+    // The weights: float arguments named by tp.param.
+    SmallVector<unsigned> params;
+    for (unsigned i = 0; i < forward.getNumArguments(); ++i)
+      if (forward.getArgAttr(i, "tp.param"))
+        params.push_back(i);
+    if (params.empty())
+      return forward.emitError("the model has no weights to train");
+
+    auto step = func::FuncOp::create(b, loc, "train_step",
+                                     forward.getFunctionType());
+    Block *entry = step.addEntryBlock();
+    for (unsigned i = 0; i < forward.getNumArguments(); ++i) {
+      step.setArgAttrs(i, forward.getArgAttrDict(i));
+      entry->getArgument(i).setLoc(forward.getArgument(i).getLoc());
+    }
+    IRMapping map;
+    for (unsigned i = 0; i < forward.getNumArguments(); ++i)
+      map.map(forward.getArgument(i), entry->getArgument(i));
+    b.setInsertionPointToStart(entry);
+    SmallVector<Operation *> ops;
+    Value output;
+    for (Operation &op : forward.getBody().front()) {
+      if (auto ret = dyn_cast<func::ReturnOp>(op)) {
+        output = map.lookup(ret.getOperand(0));
+        continue;
+      }
+      ops.push_back(b.clone(op, map));
+    }
+
+    // Loss and its gradient with respect to the output.
+    auto outType = cast<RankedTensorType>(output.getType());
+    auto scalarType = RankedTensorType::get({}, outType.getElementType());
+    Value lossValue, seed;
+    auto constant = [&](RankedTensorType t, double v) -> Value {
+      return ConstantOp::create(
+          b, loc,
+          DenseElementsAttr::get(t, b.getFloatAttr(t.getElementType(), v)));
+    };
+    if (loss == "mse") {
+      // mean(y^2), PyTorch's mse_loss against zeros; dL/dy = 2 y / N.
+      SmallVector<int64_t> all =
+          llvm::to_vector(llvm::seq<int64_t>(0, outType.getRank()));
+      Value sq = MulOp::create(b, loc, output, output);
+      lossValue = ReduceMeanOp::create(b, loc, scalarType, sq,
+                                       b.getDenseI64ArrayAttr(all),
+                                       b.getBoolAttr(false));
+      seed = MulOp::create(
+          b, loc, output,
+          constant(scalarType, 2.0 / double(outType.getNumElements())));
+    } else {
+      if (outType.getNumElements() != 1)
+        return forward.emitError("--loss output needs a scalar output, got ")
+               << outType;
+      lossValue = ReshapeOp::create(b, loc, scalarType, output);
+      seed = constant(outType, 1.0);
+    }
+
+    // Which values depend on a weight (only they need gradients).
+    DenseSet<Value> active;
+    for (unsigned i : params)
+      active.insert(entry->getArgument(i));
+    for (Operation *op : ops)
+      if (llvm::any_of(op->getOperands(),
+                       [&](Value v) { return active.contains(v); }))
+        for (Value r : op->getResults())
+          if (isa<FloatType>(cast<RankedTensorType>(r.getType()).getElementType()))
+            active.insert(r);
+
+    DenseMap<Value, Value> grads;
+    // A value used several times gets the sum of its users' gradients.
+    auto accumulate = [&](Value v, Value g) {
+      Value sum = g;
+      if (Value previous = grads.lookup(v))
+        sum = AddOp::create(b, loc, previous, g);
+      grads[v] = sum;
+    };
+    accumulate(output, seed);
+    // The backward pass goes after the forward ops, in reverse order.
+    b.setInsertionPointToEnd(entry);
+    for (Operation *op : llvm::reverse(ops)) {
+      if (op->getNumResults() != 1)
+        continue;
+      auto it = grads.find(op->getResult(0));
+      if (it == grads.end())
+        continue;
+      if (!llvm::any_of(op->getOperands(),
+                        [&](Value v) { return active.contains(v); }))
+        continue;
+      auto vjp = dyn_cast<VJPOpInterface>(op);
+      if (!vjp)
+        return op->emitError("no VJP rule for '")
+               << op->getName() << "' (ONNX node '" << nodeOf(op)
+               << "'): tp cannot differentiate through it";
+      SmallVector<Value> operandGrads;
+      if (failed(vjp.buildVJP(b, it->second, operandGrads)))
+        return failure();
+      for (auto [v, g] : llvm::zip(op->getOperands(), operandGrads))
+        if (g && active.contains(v))
+          accumulate(v, g);
+    }
+
+    // Results: loss, gradients, updated weights.
+    b.setInsertionPointToEnd(entry);
+    SmallVector<Value> results = {lossValue};
+    SmallVector<DictionaryAttr> resultAttrs = {
+        b.getDictionaryAttr(b.getNamedAttr("tp.output", b.getStringAttr("loss")))};
+    SmallVector<Value> updated;
+    for (unsigned i : params) {
+      Value p = entry->getArgument(i);
+      auto name = forward.getArgAttrOfType<StringAttr>(i, "tp.param").str();
+      Value g = grads.lookup(p);
+      if (!g)
+        g = constant(cast<RankedTensorType>(p.getType()), 0.0);
+      results.push_back(g);
+      resultAttrs.push_back(b.getDictionaryAttr(
+          b.getNamedAttr("tp.output", b.getStringAttr("grad_" + name))));
+      if (optimizer == "sgd") {
+        auto pt = cast<RankedTensorType>(p.getType());
+        Value step = MulOp::create(
+            b, loc, g,
+            constant(RankedTensorType::get({}, pt.getElementType()), lr));
+        updated.push_back(SubOp::create(b, loc, p, step));
+      }
+    }
+    for (auto [k, i] : llvm::enumerate(params)) {
+      if (k >= updated.size())
+        break;
+      results.push_back(updated[k]);
+      resultAttrs.push_back(b.getDictionaryAttr(b.getNamedAttr(
+          "tp.output", forward.getArgAttrOfType<StringAttr>(i, "tp.param"))));
+    }
+    func::ReturnOp::create(b, loc, results);
+    step.setType(b.getFunctionType(step.getArgumentTypes(),
+                                   TypeRange(ValueRange(results))));
+    for (auto [i, attrs] : llvm::enumerate(resultAttrs))
+      step.setResultAttrs(i, attrs);
+    forward.erase();
+    return success();
+  }
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    auto funcs = llvm::to_vector(module.getOps<func::FuncOp>());
+    if (funcs.size() != 1) {
+      module.emitError("tp-autodiff expects one function (the imported graph)");
+      return signalPassFailure();
+    }
+    if (failed(build(module, funcs.front())))
+      signalPassFailure();
+  }
+};
+
+} // namespace

@@ -6,10 +6,13 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/SHA256.h"
+#include "onnx/defs/parser.h"
 #include "onnx/onnx_pb.h"
 
 #include <cstring>
+#include <cctype>
 #include <fstream>
+#include <iterator>
 #include <map>
 
 using namespace tprt;
@@ -90,7 +93,26 @@ Status WeightSource::open(const std::string &path,
                           std::unique_ptr<WeightSource> &out) {
   auto weights = std::make_unique<OnnxWeights>();
   std::ifstream in(path, std::ios::binary);
-  if (!in || !weights->model.ParseFromIstream(&in))
+  if (!in)
+    return Status::error(path + ": cannot read the ONNX model");
+  std::string bytes((std::istreambuf_iterator<char>(in)),
+                    std::istreambuf_iterator<char>());
+  // ONNX text syntax (as tp-compile accepts it): `<` after `#` comments.
+  size_t first = 0;
+  while (first < bytes.size()) {
+    if (isspace(static_cast<unsigned char>(bytes[first])))
+      ++first;
+    else if (bytes[first] == '#')
+      first = bytes.find('\n', first) == std::string::npos
+                  ? bytes.size()
+                  : bytes.find('\n', first);
+    else
+      break;
+  }
+  bool parsed = first < bytes.size() && bytes[first] == '<'
+                    ? onnx::OnnxParser::Parse(weights->model, bytes.c_str()).IsOK()
+                    : weights->model.ParseFromString(bytes);
+  if (!parsed)
     return Status::error(path + ": cannot read the ONNX model");
   size_t slash = path.rfind('/');
   weights->dir = slash == std::string::npos ? "." : path.substr(0, slash);

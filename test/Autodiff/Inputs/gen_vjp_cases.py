@@ -1,0 +1,145 @@
+#!/usr/bin/python3
+"""Finite-difference references for every VJP rule of tp-autodiff.
+
+Writes into argv[1], per case: <case>.onnxtxt (a one- or two-op ONNX model
+whose weight `w` (and `b`) is an initializer), <case>.x.npy, and
+<case>.grad_<weight>.npy: the gradient of mean(y^2) with respect to each
+weight by central differences in float64. Also `cases`: one line per case,
+"<case> <weight> [<weight>]".
+"""
+import math
+import os
+import sys
+
+import numpy as np
+
+out = sys.argv[1]
+rng = np.random.default_rng(11)
+erf = np.vectorize(math.erf)
+cases = []
+
+
+def tensor_text(name, a):
+    dims = ",".join(str(d) for d in a.shape)
+    values = ", ".join(repr(float(v)) for v in a.ravel())
+    return f"float[{dims}] {name} = {{{values}}}"
+
+
+def case(name, nodes, x, weights, forward, opset=13, ints=None):
+    """nodes: ONNX text of the graph body reading x and the weights and
+    writing y; forward(x, **weights) -> y in numpy."""
+    y = forward(x, **weights)
+    inits = ", ".join(tensor_text(k, v) for k, v in weights.items())
+    xdims = ",".join(str(d) for d in x.shape)
+    ydims = ",".join(str(d) for d in np.shape(y))
+    text = f"""<
+  ir_version: 8,
+  opset_import: ["" : {opset}]
+>
+{name} (float[{xdims}] x) => (float[{ydims}] y)
+<{inits}>
+{{
+{nodes}
+}}
+"""
+    with open(os.path.join(out, name + ".onnxtxt"), "w") as f:
+        f.write(text)
+    np.save(os.path.join(out, name + ".x.npy"), x.astype(np.float32))
+
+    def loss(ws):
+        return float(np.mean(np.square(forward(x.astype(np.float64), **ws))))
+
+    base = {k: v.astype(np.float64) for k, v in weights.items()}
+    for k in weights:
+        grad = np.zeros_like(base[k])
+        eps = 1e-6
+        for idx in np.ndindex(grad.shape):
+            plus = {n: v.copy() for n, v in base.items()}
+            minus = {n: v.copy() for n, v in base.items()}
+            plus[k][idx] += eps
+            minus[k][idx] -= eps
+            grad[idx] = (loss(plus) - loss(minus)) / (2 * eps)
+        np.save(os.path.join(out, f"{name}.grad_{k}.npy"), grad.astype(np.float32))
+    cases.append(name + " " + " ".join(weights))
+
+
+def f32(*shape, low=None):
+    a = rng.standard_normal(shape).astype(np.float32)
+    if low is not None:  # keep away from zero / the domain's edge
+        a = np.abs(a) + low
+    return a
+
+
+x34 = f32(3, 4)
+case("add", "  y = Add (x, w)", x34, {"w": f32(4)}, lambda x, w: x + w)
+case("sub", "  y = Sub (x, w)", x34, {"w": f32(3, 1)}, lambda x, w: x - w)
+case("mul", "  y = Mul (x, w)", x34, {"w": f32(4)}, lambda x, w: x * w)
+case("div", "  y = Div (x, w)", x34, {"w": f32(4, low=0.5)}, lambda x, w: x / w)
+case("div_numerator", "  y = Div (w, x)", f32(3, 4, low=0.5), {"w": f32(4)},
+     lambda x, w: w / x)
+case("pow", "  three = Constant <value = float {3.0}> ()\n  p = Pow (w, three)\n  y = Mul (p, x)",
+     x34, {"w": f32(3, 4, low=0.3)}, lambda x, w: w ** 3 * x)
+for op, fn, low in [("Neg", lambda w: -w, None),
+                    ("Relu", lambda w: np.maximum(w, 0), None),
+                    ("Sqrt", np.sqrt, 0.3),
+                    ("Erf", erf, None),
+                    ("Tanh", np.tanh, None),
+                    ("Sigmoid", lambda w: 1 / (1 + np.exp(-w)), None),
+                    ("Exp", np.exp, None),
+                    ("Log", np.log, 0.3),
+                    ("Reciprocal", lambda w: 1 / w, 0.5)]:
+    w = f32(3, 4, low=low)
+    if op == "Relu":  # finite differences need distance from the kink
+        w = np.where(np.abs(w) < 0.05, 0.3, w).astype(np.float32)
+    case(op.lower(), f"  u = {op} (w)\n  y = Mul (u, x)", x34, {"w": w},
+         lambda x, w, fn=fn: fn(w) * x)
+case("matmul_broadcast_batch", "  y = MatMul (x, w)", f32(2, 3, 4), {"w": f32(4, 5)},
+     lambda x, w: x @ w)
+case("matmul_left", "  y = MatMul (w, x)", f32(4, 2), {"w": f32(3, 4)},
+     lambda x, w: w @ x)
+case("matmul_batched", "  y = MatMul (x, w)", f32(2, 3, 4), {"w": f32(2, 4, 5)},
+     lambda x, w: x @ w)
+case("transpose", "  t = Transpose <perm = [1, 0]> (w)\n  y = MatMul (x, t)", x34,
+     {"w": f32(5, 4)}, lambda x, w: x @ w.T)
+case("reshape", "  s = Constant <value = int64[2] {3, 4}> ()\n  r = Reshape (w, s)\n  y = Mul (r, x)",
+     x34, {"w": f32(12)}, lambda x, w: w.reshape(3, 4) * x)
+case("expand", "  s = Constant <value = int64[2] {3, 4}> ()\n  e = Expand (w, s)\n  y = Mul (e, x)",
+     x34, {"w": f32(1, 4)}, lambda x, w: np.broadcast_to(w, (3, 4)) * x)
+case("reduce_sum", "  m = Mul (w, x)\n  a = Constant <value = int64[1] {1}> ()\n  y = ReduceSum <keepdims = 0> (m, a)",
+     x34, {"w": f32(3, 4)}, lambda x, w: (w * x).sum(1))
+case("reduce_mean", "  m = Mul (w, x)\n  y = ReduceMean <axes = [0]> (m)", x34, {"w": f32(3, 4)},
+     lambda x, w: (w * x).mean(0, keepdims=True))
+
+
+def softmax(v):
+    e = np.exp(v - v.max(-1, keepdims=True))
+    return e / e.sum(-1, keepdims=True)
+
+
+case("softmax", "  m = Mul (w, x)\n  y = Softmax (m)", x34, {"w": f32(3, 4)},
+     lambda x, w: softmax(w * x))
+
+
+def layer_norm(x, w, b):
+    mu = x.mean(-1, keepdims=True)
+    var = ((x - mu) ** 2).mean(-1, keepdims=True)
+    return (x - mu) / np.sqrt(var + 1e-5) * w + b
+
+
+x2 = f32(2, 3, 4)
+case("layer_norm", "  y = LayerNormalization (x, w, b)", x2, {"w": f32(4), "b": f32(4)},
+     layer_norm, opset=17)
+# The input's gradient flows too: a weight before the norm.
+case("layer_norm_input", "  h = Mul (x, w)\n  s = Constant <value = float[4] {1.0, 0.5, -1.0, 2.0}> ()\n"
+     "  z = Constant <value = float[4] {0.1, 0.2, 0.3, 0.4}> ()\n  y = LayerNormalization (h, s, z)",
+     x2, {"w": f32(4)},
+     lambda x, w: layer_norm(x * w, np.array([1.0, 0.5, -1.0, 2.0]), np.array([0.1, 0.2, 0.3, 0.4])),
+     opset=17)
+case("cast", "  d = Cast <to = 11> (w)\n  f = Cast <to = 1> (d)\n  y = Mul (f, x)", x34,
+     {"w": f32(3, 4)}, lambda x, w: w * x)
+# A value with two users: gradients accumulate.
+case("fan_out", "  a = Mul (w, x)\n  b2 = Mul (a, w)\n  y = Add (a, b2)", x34, {"w": f32(4)},
+     lambda x, w: w * x + w * x * w)
+
+with open(os.path.join(out, "cases"), "w") as f:
+    f.write("\n".join(cases) + "\n")

@@ -51,27 +51,36 @@ bool matchesPattern(StringRef pattern, StringRef module) {
 struct WeightUse {
   bool embedding = false;
   int64_t outDim = -1, inDim = -1;
+  Operation *user = nullptr; // the matmul or gather
 };
 
+/// Follows `v` (whose dims are the weight's `dims`) through transposes to
+/// the matmuls and gathers that use it; the earliest in program order is the
+/// forward pass's (a training step also uses the weight in its backward
+/// pass, where a matmul reads it transposed).
 std::optional<WeightUse> findWeightUse(Value v, SmallVector<int64_t> dims) {
+  std::optional<WeightUse> best;
+  auto consider = [&](std::optional<WeightUse> found) {
+    if (found && (!best || found->user->isBeforeInBlock(best->user)))
+      best = found;
+  };
   for (OpOperand &use : v.getUses()) {
     Operation *user = use.getOwner();
     if (auto t = dyn_cast<TransposeOp>(user)) {
       SmallVector<int64_t> permuted;
       for (int64_t p : t.getPerm())
         permuted.push_back(dims[p]);
-      if (auto found = findWeightUse(t.getResult(), permuted))
-        return found;
+      consider(findWeightUse(t.getResult(), permuted));
     } else if (isa<MatMulOp>(user) && use.getOperandNumber() == 1 &&
                dims.size() == 2) {
-      return WeightUse{false, dims[1], dims[0]};
+      consider(WeightUse{false, dims[1], dims[0], user});
     } else if (auto g = dyn_cast<GatherOp>(user);
                g && use.getOperandNumber() == 0 && dims.size() == 2) {
       int64_t axis = g.getAxis();
-      return WeightUse{true, dims[1 - axis], dims[axis]};
+      consider(WeightUse{true, dims[1 - axis], dims[axis], user});
     }
   }
-  return std::nullopt;
+  return best;
 }
 
 struct Annotation {

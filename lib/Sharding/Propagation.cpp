@@ -135,8 +135,19 @@ LogicalResult Propagator::seed() {
   for (unsigned i = 0; i < func.getNumResults(); ++i) {
     auto h = std::make_unique<Hints>();
     h->dims.resize(cast<RankedTensorType>(func.getResultTypes()[i]).getRank());
+    // A weight's gradient or update (a training step's results named after
+    // the weight) is as strong a source as the weight itself.
+    auto name = func.getResultAttrOfType<StringAttr>(i, "tp.output");
+    bool weightLike = false;
+    if (name) {
+      StringRef w = name.getValue();
+      w.consume_front("grad_");
+      for (unsigned a = 0; a < func.getNumArguments(); ++a)
+        if (auto p = func.getArgAttrOfType<StringAttr>(a, "tp.param"))
+          weightLike |= p.getValue() == w;
+    }
     if (auto attr = func.getResultAttrOfType<ShardingAttr>(i, kShardingAttr))
-      if (failed(load(*h, attr, h->dims.size(), 1,
+      if (failed(load(*h, attr, h->dims.size(), weightLike ? 0 : 1,
                       originOf(func.getResultAttrDict(i)), func.getLoc())))
         return failure();
     returnHints.push_back(std::move(h));
@@ -357,8 +368,15 @@ void Propagator::commit(Node &node) {
     ins.push_back(sharding(t, false));
   Builder b(ctx);
   if (auto ret = dyn_cast<func::ReturnOp>(node.op)) {
-    // What the function returns is what the return reads.
+    // What the function returns is what the return reads; a result the plan
+    // pinned keeps exactly its layout, whatever its producer's.
     for (unsigned i = 0; i < ret.getNumOperands(); ++i) {
+      if (returnHints[i]->closed) {
+        TensorSharding pinned;
+        for (const DimHint &d : returnHints[i]->dims)
+          pinned.dims.push_back(d.axes);
+        ins[i] = pinned.toAttr(ctx, mesh);
+      }
       func.setResultAttr(i, kShardingAttr, ins[i]);
       if (!returnHints[i]->origin.empty())
         func.setResultAttr(i, kOriginAttr,

@@ -14,7 +14,7 @@ packages=(
   # CPU GEMM, multi-process runtime, JSON, runtime unit tests
   libopenblas-dev libopenmpi-dev openmpi-bin nlohmann-json3-dev libgtest-dev
   # reference data and baselines
-  python3-numpy
+  python3-numpy python3-protobuf
 )
 
 missing=()

@@ -85,6 +85,28 @@ public:
     extractBlock(t, mesh, rank, bytes.data(), local, es);
     return Status::ok();
   }
+
+  Status saveWithWeights(
+      const std::string &path,
+      const std::vector<std::pair<std::string, std::vector<char>>> &weights)
+      const override {
+    onnx::ModelProto copy = model;
+    for (auto &init : *copy.mutable_graph()->mutable_initializer()) {
+      for (const auto &[name, bytes] : weights) {
+        if (init.name() != name)
+          continue;
+        init.clear_float_data();
+        init.clear_double_data();
+        init.clear_external_data();
+        init.clear_data_location();
+        init.set_raw_data(bytes.data(), bytes.size());
+      }
+    }
+    std::ofstream out(path, std::ios::binary);
+    if (!out || !copy.SerializeToOstream(&out))
+      return Status::error(path + ": cannot write the trained model");
+    return Status::ok();
+  }
 };
 
 } // namespace

@@ -68,6 +68,21 @@ cl::opt<double> absTolerance("atol",
                      cl::init(1e-7), cl::cat(category));
 cl::opt<int> repeat("repeat", cl::desc("Run the step K times"), cl::init(1),
                     cl::cat(category));
+cl::opt<int> steps("steps",
+                   cl::desc("Training programs (tp-compile --train): run N "
+                            "steps, each on the previous step's updated "
+                            "weights, printing the loss"),
+                   cl::init(1), cl::cat(category));
+cl::opt<std::string> dumpGrads(
+    "dump-grads",
+    cl::desc("Training programs: write each weight's full gradient (last "
+             "step) as <dir>/<initializer>.npy"),
+    cl::value_desc("dir"), cl::cat(category));
+cl::opt<std::string> saveModel(
+    "save",
+    cl::desc("Training programs: write the model with the trained weights "
+             "as an ONNX file"),
+    cl::value_desc("trained.onnx"), cl::cat(category));
 cl::opt<double> timeoutSeconds(
     "timeout", cl::desc("Seconds a collective waits for its group"),
     cl::init(60), cl::cat(category));
@@ -130,6 +145,25 @@ Status prepareRank(const Manifest &m, int rank,
   return Status::ok();
 }
 
+/// (result index, argument index) of every weight a training step updates:
+/// a result named like a weight argument.
+std::vector<std::pair<size_t, size_t>> weightFeedback(const Manifest &m) {
+  std::vector<std::pair<size_t, size_t>> pairs;
+  for (size_t r = 0; r < m.results.size(); ++r)
+    for (size_t a = 0; a < m.arguments.size(); ++a)
+      if (m.arguments[a].kind == "param" &&
+          m.arguments[a].name == m.results[r].name)
+        pairs.emplace_back(r, a);
+  return pairs;
+}
+
+int resultNamed(const Manifest &m, const std::string &name) {
+  for (size_t r = 0; r < m.results.size(); ++r)
+    if (m.results[r].name == name)
+      return int(r);
+  return -1;
+}
+
 void runRank(const Program &program, Communicator &comm, const Manifest &m,
              RankState &st) {
   RankContext ctx{&comm, &m.collectiveSites, &st.stats};
@@ -139,12 +173,29 @@ void runRank(const Program &program, Communicator &comm, const Manifest &m,
     args.push_back(a.data());
   for (auto &r : st.results)
     results.push_back(r.data());
-  for (int k = 0; k < repeat; ++k) {
+  auto feedback = weightFeedback(m);
+  int loss = resultNamed(m, "loss");
+  int iterations = feedback.empty() ? repeat : std::max<int>(steps, repeat);
+  for (int k = 0; k < iterations; ++k) {
     auto start = std::chrono::steady_clock::now();
     program.run(args, results);
     st.stepSeconds.push_back(std::chrono::duration<double>(
                                  std::chrono::steady_clock::now() - start)
                                  .count());
+    if (feedback.empty())
+      continue;
+    if (comm.rank() == 0 && loss >= 0 && m.results[loss].dtype == TPRT_F32 &&
+        steps.getNumOccurrences()) {
+      float value;
+      std::memcpy(&value, st.results[loss].data(), 4);
+      llvm::outs() << llvm::format("step %d: loss %.8g\n", k + 1, value);
+      llvm::outs().flush();
+    }
+    // The next step trains the updated weights (same layout, same size).
+    if (k + 1 < iterations)
+      for (auto [r, a] : feedback)
+        std::memcpy(st.args[a].data(), st.results[r].data(),
+                    st.args[a].size());
   }
   setRankContext(nullptr);
 }
@@ -331,6 +382,27 @@ int main(int argc, char **argv) {
   }
   if (worldRank != 0)
     return finish(0);
+
+  if (!dumpGrads.empty()) {
+    for (size_t i = 0; i < m.results.size(); ++i) {
+      llvm::StringRef name = m.results[i].name;
+      if (!name.consume_front("grad_"))
+        continue;
+      if (Status s = writeNpy(dumpGrads + "/" + name.str() + ".npy", results[i]);
+          !s)
+        return finish(fail(s.message()));
+    }
+  }
+  if (!saveModel.empty()) {
+    std::vector<std::pair<std::string, std::vector<char>>> trained;
+    for (auto [r, a] : weightFeedback(m))
+      trained.emplace_back(m.results[r].name, results[r].data);
+    if (trained.empty())
+      return finish(fail("--save needs a training program (tp-compile "
+                         "--train with an optimizer)"));
+    if (Status s = weights->saveWithWeights(saveModel, trained); !s)
+      return finish(fail(s.message()));
+  }
 
   int rc = 0;
   auto resultIndex = [&](const std::string &name) {

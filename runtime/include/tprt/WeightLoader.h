@@ -19,6 +19,12 @@ public:
   /// t.dtype). For external-data models only that block is read from disk.
   virtual Status loadBlock(const TensorSpec &t, const Mesh &mesh, int rank,
                            void *local) const = 0;
+  /// Writes the model to `path` (binary ONNX, weights embedded) with the
+  /// given initializers' data replaced (name -> raw little-endian bytes).
+  virtual Status saveWithWeights(
+      const std::string &path,
+      const std::vector<std::pair<std::string, std::vector<char>>> &weights)
+      const = 0;
 };
 
 /// SHA-256 of a file, lower-case hex.

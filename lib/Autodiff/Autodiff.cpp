@@ -48,9 +48,16 @@ struct TPAutodiffPass : tp::impl::TPAutodiffBase<TPAutodiffPass> {
     if (params.empty())
       return forward.emitError("the model has no weights to train");
 
-    auto step = func::FuncOp::create(b, loc, "train_step",
-                                     forward.getFunctionType());
+    SmallVector<Type> argTypes(forward.getArgumentTypes());
+    if (labels)
+      argTypes.push_back(forward.getResultTypes()[0]);
+    auto step = func::FuncOp::create(
+        b, loc, "train_step", b.getFunctionType(argTypes, {}));
     Block *entry = step.addEntryBlock();
+    if (labels)
+      step.setArgAttrs(forward.getNumArguments(),
+                       b.getDictionaryAttr(b.getNamedAttr(
+                           "tp.input", b.getStringAttr("labels"))));
     for (unsigned i = 0; i < forward.getNumArguments(); ++i) {
       step.setArgAttrs(i, forward.getArgAttrDict(i));
       entry->getArgument(i).setLoc(forward.getArgument(i).getLoc());
@@ -79,17 +86,24 @@ struct TPAutodiffPass : tp::impl::TPAutodiffBase<TPAutodiffPass> {
           DenseElementsAttr::get(t, b.getFloatAttr(t.getElementType(), v)));
     };
     if (loss == "mse") {
-      // mean(y^2), PyTorch's mse_loss against zeros; dL/dy = 2 y / N.
+      // mean(d^2) with d = y - labels (or y: against zeros, as the
+      // reference models' losses); dL/dy = 2 d / N.
       SmallVector<int64_t> all =
           llvm::to_vector(llvm::seq<int64_t>(0, outType.getRank()));
-      Value sq = MulOp::create(b, loc, output, output);
+      Value diff = output;
+      if (labels)
+        diff = SubOp::create(b, loc, output,
+                             entry->getArgument(forward.getNumArguments()));
+      Value sq = MulOp::create(b, loc, diff, diff);
       lossValue = ReduceMeanOp::create(b, loc, scalarType, sq,
                                        b.getDenseI64ArrayAttr(all),
                                        b.getBoolAttr(false));
       seed = MulOp::create(
-          b, loc, output,
+          b, loc, diff,
           constant(scalarType, 2.0 / double(outType.getNumElements())));
     } else {
+      if (labels)
+        return forward.emitError("--labels goes with --loss mse");
       if (outType.getNumElements() != 1)
         return forward.emitError("--loss output needs a scalar output, got ")
                << outType;

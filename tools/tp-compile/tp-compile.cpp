@@ -106,6 +106,11 @@ cl::opt<std::string> lossKind("loss",
                               cl::desc("mse (mean of the squared output) or "
                                        "output (the model's scalar output)"),
                               cl::init("mse"), cl::cat(trainCategory));
+cl::opt<bool> withLabels(
+    "labels",
+    cl::desc("The training step takes a `labels` input (shaped like the "
+             "output) and --loss mse compares with it instead of zeros"),
+    cl::cat(trainCategory));
 cl::opt<std::string> optimizerKind("optimizer",
                                    cl::desc("sgd or none (gradients only)"),
                                    cl::init("sgd"), cl::cat(trainCategory));
@@ -193,6 +198,7 @@ int main(int argc, char **argv) {
     tp::TPAutodiffOptions autodiff;
     autodiff.loss = lossKind;
     autodiff.optimizer = optimizerKind;
+    autodiff.labels = withLabels;
     autodiff.lr = learningRate;
     PassManager pm(&context);
     pm.addPass(tp::createTPAutodiff(autodiff));

@@ -48,6 +48,10 @@ cl::list<std::string> inputs("input",
                              cl::desc("A graph input: name=file.npy (or "
                                       "file.npy if the graph has one input)"),
                              cl::cat(category));
+cl::opt<std::string> labelsFile(
+    "labels", cl::desc("Training programs compiled with --labels: the "
+                       "labels (same as --input labels=file.npy)"),
+    cl::value_desc("labels.npy"), cl::cat(category));
 cl::list<std::string> outputs("output",
                               cl::desc("Write a graph output: name=file.npy "
                                        "(or file.npy if it has one)"),
@@ -288,7 +292,10 @@ int main(int argc, char **argv) {
   for (const auto &t : m.results)
     outputNames.push_back(t.name);
   std::map<std::string, NpyArray> feeds;
-  for (const std::string &spec : inputs) {
+  std::vector<std::string> inputSpecs(inputs.begin(), inputs.end());
+  if (!labelsFile.empty())
+    inputSpecs.push_back("labels=" + labelsFile);
+  for (const std::string &spec : inputSpecs) {
     std::string name, file;
     if (!splitAssignment(spec, inputNames, name, file))
       return finish(fail("--input " + spec + ": name the input (inputs: " +

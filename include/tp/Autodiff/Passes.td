@@ -24,6 +24,9 @@ def TPAutodiff : Pass<"tp-autodiff", "::mlir::ModuleOp"> {
     Option<"loss", "loss", "std::string", "\"mse\"",
            "mse: mean of the squared output (against zeros, as the reference "
            "models' losses); output: the model's own scalar output">,
+    Option<"labels", "labels", "bool", "false",
+           "mse against a `labels` input (a new last argument shaped like "
+           "the output) instead of zeros">,
     Option<"optimizer", "optimizer", "std::string", "\"sgd\"",
            "sgd: weight - lr * grad; none: gradients only">,
     Option<"lr", "lr", "double", "0.1", "Learning rate">,

@@ -24,13 +24,15 @@ std::string nodeOf(Operation *op) {
 struct TPAutodiffPass : tp::impl::TPAutodiffBase<TPAutodiffPass> {
   using TPAutodiffBase::TPAutodiffBase;
 
+  SmallVector<std::string> stateNames;
+
   LogicalResult build(ModuleOp module, func::FuncOp forward) {
     if (loss != "mse" && loss != "output")
       return forward.emitError("unknown --loss '")
              << loss << "' (mse or output)";
-    if (optimizer != "sgd" && optimizer != "none")
+    if (optimizer != "sgd" && optimizer != "adamw" && optimizer != "none")
       return forward.emitError("unknown --optimizer '")
-             << optimizer << "' (sgd or none)";
+             << optimizer << "' (sgd, adamw or none)";
     if (forward.getNumResults() != 1)
       return forward.emitError("training needs a model with one output, "
                                "this one has ")
@@ -155,39 +157,97 @@ struct TPAutodiffPass : tp::impl::TPAutodiffBase<TPAutodiffPass> {
           accumulate(v, g);
     }
 
-    // Results: loss, gradients, updated weights.
+    // Results: loss, gradients, updated weights, new optimizer state.
     b.setInsertionPointToEnd(entry);
     SmallVector<Value> results = {lossValue};
-    SmallVector<DictionaryAttr> resultAttrs = {
-        b.getDictionaryAttr(b.getNamedAttr("tp.output", b.getStringAttr("loss")))};
-    SmallVector<Value> updated;
+    SmallVector<DictionaryAttr> resultAttrs = {b.getDictionaryAttr(
+        b.getNamedAttr("tp.output", b.getStringAttr("loss")))};
+    auto addResult = [&](Value v, StringRef name) {
+      results.push_back(v);
+      resultAttrs.push_back(b.getDictionaryAttr(
+          b.getNamedAttr("tp.output", b.getStringAttr(name))));
+    };
+    // Optimizer state: an argument and a result of the same name.
+    SmallVector<std::pair<Value, std::string>> newState;
+    auto state = [&](Type type, const std::string &name) -> Value {
+      BlockArgument arg = entry->addArgument(type, loc);
+      stateNames.push_back(name);
+      return arg;
+    };
+    SmallVector<std::pair<Value, std::string>> updated;
+    Value stepCount, bias1, bias2;
+    if (optimizer == "adamw") {
+      // t += 1; bias corrections 1 - beta^t.
+      auto scalar = RankedTensorType::get({}, b.getF32Type());
+      Value t = AddOp::create(b, loc, state(scalar, "adamw.step"),
+                              constant(scalar, 1.0));
+      newState.push_back({t, "adamw.step"});
+      auto correction = [&](double beta) -> Value {
+        return SubOp::create(
+            b, loc, constant(scalar, 1.0),
+            PowOp::create(b, loc, constant(scalar, beta), t));
+      };
+      bias1 = correction(beta1);
+      bias2 = correction(beta2);
+    }
     for (unsigned i : params) {
       Value p = entry->getArgument(i);
-      auto name = forward.getArgAttrOfType<StringAttr>(i, "tp.param").str();
+      auto pt = cast<RankedTensorType>(p.getType());
+      auto scalarType = RankedTensorType::get({}, pt.getElementType());
+      auto c = [&](double v) { return constant(scalarType, v); };
+      std::string name = forward.getArgAttrOfType<StringAttr>(i, "tp.param").str();
       Value g = grads.lookup(p);
       if (!g)
-        g = constant(cast<RankedTensorType>(p.getType()), 0.0);
-      results.push_back(g);
-      resultAttrs.push_back(b.getDictionaryAttr(
-          b.getNamedAttr("tp.output", b.getStringAttr("grad_" + name))));
+        g = constant(pt, 0.0);
+      addResult(g, "grad_" + name);
       if (optimizer == "sgd") {
-        auto pt = cast<RankedTensorType>(p.getType());
-        Value step = MulOp::create(
-            b, loc, g,
-            constant(RankedTensorType::get({}, pt.getElementType()), lr));
-        updated.push_back(SubOp::create(b, loc, p, step));
+        // PyTorch's SGD: g += wd p; buf = momentum buf + g; p -= lr buf.
+        Value d = g;
+        if (weightDecay != 0)
+          d = AddOp::create(b, loc, d, MulOp::create(b, loc, p, c(weightDecay)));
+        if (momentum != 0) {
+          std::string bufName = name + ".momentum_buffer";
+          Value buf = AddOp::create(
+              b, loc, MulOp::create(b, loc, state(pt, bufName), c(momentum)), d);
+          newState.push_back({buf, bufName});
+          d = buf;
+        }
+        updated.push_back({SubOp::create(b, loc, p, MulOp::create(b, loc, d, c(lr))),
+                           name});
+      } else if (optimizer == "adamw") {
+        // PyTorch's AdamW: p -= lr wd p; m, v moments; p -= lr m^ / (sqrt(v^) + eps).
+        std::string mName = name + ".exp_avg", vName = name + ".exp_avg_sq";
+        Value m = AddOp::create(
+            b, loc, MulOp::create(b, loc, state(pt, mName), c(beta1)),
+            MulOp::create(b, loc, g, c(1 - beta1)));
+        Value v = AddOp::create(
+            b, loc, MulOp::create(b, loc, state(pt, vName), c(beta2)),
+            MulOp::create(b, loc, MulOp::create(b, loc, g, g), c(1 - beta2)));
+        newState.push_back({m, mName});
+        newState.push_back({v, vName});
+        Value decayed = SubOp::create(
+            b, loc, p, MulOp::create(b, loc, p, c(lr * weightDecay)));
+        Value mHat = DivOp::create(b, loc, m, CastOp::create(b, loc, scalarType, bias1));
+        Value vHat = DivOp::create(b, loc, v, CastOp::create(b, loc, scalarType, bias2));
+        Value denom = AddOp::create(b, loc, SqrtOp::create(b, loc, vHat), c(epsilon));
+        updated.push_back(
+            {SubOp::create(b, loc, decayed,
+                           MulOp::create(b, loc, DivOp::create(b, loc, mHat, denom), c(lr))),
+             name});
       }
     }
-    for (auto [k, i] : llvm::enumerate(params)) {
-      if (k >= updated.size())
-        break;
-      results.push_back(updated[k]);
-      resultAttrs.push_back(b.getDictionaryAttr(b.getNamedAttr(
-          "tp.output", forward.getArgAttrOfType<StringAttr>(i, "tp.param"))));
-    }
+    for (auto &[v, name] : updated)
+      addResult(v, name);
+    for (auto &[v, name] : newState)
+      addResult(v, name);
     func::ReturnOp::create(b, loc, results);
-    step.setType(b.getFunctionType(step.getArgumentTypes(),
+    step.setType(b.getFunctionType(entry->getArgumentTypes(),
                                    TypeRange(ValueRange(results))));
+    unsigned firstState = entry->getNumArguments() - stateNames.size();
+    for (auto [k, name] : llvm::enumerate(stateNames))
+      step.setArgAttrs(firstState + k,
+                       b.getDictionaryAttr(b.getNamedAttr(
+                           "tp.state", b.getStringAttr(name))));
     for (auto [i, attrs] : llvm::enumerate(resultAttrs))
       step.setResultAttrs(i, attrs);
     forward.erase();

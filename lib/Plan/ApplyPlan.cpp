@@ -415,9 +415,36 @@ void PlanApplier::write() {
       func.setArgAttr(i, kOriginAttr,
                       b.getStringAttr("not in the plan (replicated)"));
     }
+  // Optimizer state ("<weight>.<name>") is laid out like its weight.
+  auto layoutOfWeight = [&](StringRef weight,
+                            int64_t rank) -> std::optional<TensorSharding> {
+    for (unsigned i = 0; i < func.getNumArguments(); ++i) {
+      auto param = func.getArgAttrOfType<StringAttr>(i, "tp.param");
+      if (!param || param.getValue() != weight)
+        continue;
+      std::string error;
+      auto layout = TensorSharding::fromAttr(
+          cast<ShardingAttr>(func.getArgAttr(i, kShardingAttr)), mesh, rank,
+          error);
+      if (succeeded(layout))
+        return *layout;
+    }
+    return std::nullopt;
+  };
+  for (unsigned i = 0; i < func.getNumArguments(); ++i) {
+    auto state = func.getArgAttrOfType<StringAttr>(i, "tp.state");
+    if (!state)
+      continue;
+    auto rank = cast<RankedTensorType>(func.getArgumentTypes()[i]).getRank();
+    auto layout = layoutOfWeight(state.getValue().rsplit('.').first, rank);
+    TensorSharding s = layout ? *layout : TensorSharding::replicated(rank);
+    func.setArgAttr(i, kShardingAttr, s.toAttr(ctx, mesh));
+    func.setArgAttr(i, kOriginAttr,
+                    b.getStringAttr("optimizer state of its weight"));
+  }
   // A training step's outputs named after a weight (its gradient
-  // "grad_<weight>" or its update "<weight>") keep the weight's layout, so
-  // that partition produces the gradient exchange.
+  // "grad_<weight>" or its update "<weight>") or after optimizer state keep
+  // that layout, so that partition produces the gradient exchange.
   for (unsigned r = 0; r < func.getNumResults(); ++r) {
     auto name = func.getResultAttrOfType<StringAttr>(r, "tp.output");
     if (!name || plan.outputs.end() !=
@@ -427,18 +454,16 @@ void PlanApplier::write() {
       continue;
     StringRef weight = name.getValue();
     weight.consume_front("grad_");
-    for (unsigned i = 0; i < func.getNumArguments(); ++i) {
-      auto param = func.getArgAttrOfType<StringAttr>(i, "tp.param");
-      if (!param || param.getValue() != weight)
-        continue;
-      std::string error;
-      auto layout = TensorSharding::fromAttr(
-          cast<ShardingAttr>(func.getArgAttr(i, kShardingAttr)), mesh,
-          cast<RankedTensorType>(func.getResultTypes()[r]).getRank(), error);
-      if (succeeded(layout))
-        results[r] = Annotation{*layout,
-                                "the layout of weight '" + weight.str() + "'"};
-    }
+    int64_t rank = cast<RankedTensorType>(func.getResultTypes()[r]).getRank();
+    auto layout = layoutOfWeight(weight, rank);
+    for (unsigned i = 0; !layout && i < func.getNumArguments(); ++i)
+      if (auto state = func.getArgAttrOfType<StringAttr>(i, "tp.state");
+          state && state.getValue() == name.getValue())
+        layout = layoutOfWeight(state.getValue().rsplit('.').first, rank)
+                     .value_or(TensorSharding::replicated(rank));
+    if (layout)
+      results[r] = Annotation{*layout,
+                              "the layout of weight '" + weight.str() + "'"};
   }
   for (auto &[i, a] : results) {
     func.setResultAttr(i, kShardingAttr, a.sharding.toAttr(ctx, mesh));

@@ -121,7 +121,10 @@ LogicalResult Propagator::seed() {
     auto attr = func.getArgAttrOfType<ShardingAttr>(arg.getArgNumber(),
                                                     kShardingAttr);
     // Weights are the strongest source; unannotated arguments stay whole.
-    int level = func.getArgAttr(arg.getArgNumber(), "tp.param") ? 0 : 1;
+    int level = func.getArgAttr(arg.getArgNumber(), "tp.param") ||
+                        func.getArgAttr(arg.getArgNumber(), "tp.state")
+                    ? 0
+                    : 1;
     if (!attr) {
       h.closed = true;
       h.origin = "unannotated argument (replicated)";
@@ -143,8 +146,9 @@ LogicalResult Propagator::seed() {
       StringRef w = name.getValue();
       w.consume_front("grad_");
       for (unsigned a = 0; a < func.getNumArguments(); ++a)
-        if (auto p = func.getArgAttrOfType<StringAttr>(a, "tp.param"))
-          weightLike |= p.getValue() == w;
+        for (StringRef attr : {"tp.param", "tp.state"})
+          if (auto p = func.getArgAttrOfType<StringAttr>(a, attr))
+            weightLike |= p.getValue() == w;
     }
     if (auto attr = func.getResultAttrOfType<ShardingAttr>(i, kShardingAttr))
       if (failed(load(*h, attr, h->dims.size(), weightLike ? 0 : 1,

@@ -39,7 +39,7 @@ std::vector<TensorInfo> tp::describeSignature(func::FuncOp func) {
     auto t = cast<RankedTensorType>(type);
     info.shape.assign(t.getShape().begin(), t.getShape().end());
     info.dtype = dtypeName(t.getElementType());
-    for (StringRef kind : {"input", "param", "output"})
+    for (StringRef kind : {"input", "param", "state", "output"})
       if (auto name = attrs ? attrs.getAs<StringAttr>(("tp." + kind).str())
                             : StringAttr()) {
         info.name = name.str();

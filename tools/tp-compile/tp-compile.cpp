@@ -112,10 +112,18 @@ cl::opt<bool> withLabels(
              "output) and --loss mse compares with it instead of zeros"),
     cl::cat(trainCategory));
 cl::opt<std::string> optimizerKind("optimizer",
-                                   cl::desc("sgd or none (gradients only)"),
+                                   cl::desc("sgd, adamw, or none (gradients only)"),
                                    cl::init("sgd"), cl::cat(trainCategory));
-cl::opt<double> learningRate("lr", cl::desc("SGD learning rate"),
-                             cl::init(0.1), cl::cat(trainCategory));
+cl::opt<double> learningRate("lr", cl::desc("Learning rate"), cl::init(0.1),
+                             cl::cat(trainCategory));
+cl::opt<double> momentumOpt("momentum", cl::desc("SGD momentum"),
+                            cl::init(0), cl::cat(trainCategory));
+cl::opt<double> adamEpsilon("adam-epsilon", cl::desc("AdamW epsilon"),
+                            cl::init(1e-8), cl::cat(trainCategory));
+cl::opt<double> weightDecayOpt(
+    "weight-decay",
+    cl::desc("Weight decay (SGD: L2 in the gradient; AdamW: decoupled)"),
+    cl::init(0), cl::cat(trainCategory));
 
 cl::opt<bool> listOps("list-onnx-ops",
                       cl::desc("Print the supported ONNX ops and opsets "
@@ -200,6 +208,9 @@ int main(int argc, char **argv) {
     autodiff.optimizer = optimizerKind;
     autodiff.labels = withLabels;
     autodiff.lr = learningRate;
+    autodiff.momentum = momentumOpt;
+    autodiff.weightDecay = weightDecayOpt;
+    autodiff.epsilon = adamEpsilon;
     PassManager pm(&context);
     pm.addPass(tp::createTPAutodiff(autodiff));
     if (failed(pm.run(*module)))

@@ -134,7 +134,9 @@ Status prepareRank(const Manifest &m, int rank,
                    const WeightSource &weights, RankState &st) {
   for (const TensorSpec &t : m.arguments) {
     st.args.emplace_back(t.localElements() * dtypeSize(t.dtype));
-    if (t.kind == "param") {
+    if (t.kind == "state") {
+      continue; // optimizer state starts at zero (the vector is zeroed)
+    } else if (t.kind == "param") {
       if (Status s = weights.loadBlock(t, m.mesh, rank, st.args.back().data());
           !s)
         return s;
@@ -155,7 +157,7 @@ std::vector<std::pair<size_t, size_t>> weightFeedback(const Manifest &m) {
   std::vector<std::pair<size_t, size_t>> pairs;
   for (size_t r = 0; r < m.results.size(); ++r)
     for (size_t a = 0; a < m.arguments.size(); ++a)
-      if (m.arguments[a].kind == "param" &&
+      if ((m.arguments[a].kind == "param" || m.arguments[a].kind == "state") &&
           m.arguments[a].name == m.results[r].name)
         pairs.emplace_back(r, a);
   return pairs;
@@ -403,7 +405,8 @@ int main(int argc, char **argv) {
   if (!saveModel.empty()) {
     std::vector<std::pair<std::string, std::vector<char>>> trained;
     for (auto [r, a] : weightFeedback(m))
-      trained.emplace_back(m.results[r].name, results[r].data);
+      if (m.arguments[a].kind == "param")
+        trained.emplace_back(m.results[r].name, results[r].data);
     if (trained.empty())
       return finish(fail("--save needs a training program (tp-compile "
                          "--train with an optimizer)"));

@@ -11,7 +11,10 @@ def TPAutodiff : Pass<"tp-autodiff", "::mlir::ModuleOp"> {
     Replaces the imported `@forward` by `@train_step`, which takes the same
     arguments and returns the loss, the gradient of every weight
     (`tp.output = "grad_<weight>"`) and, with an optimizer, every updated
-    weight (`tp.output = "<weight>"`). The backward pass is built in reverse
+    weight (`tp.output = "<weight>"`). Optimizer state (SGD's momentum
+    buffer, AdamW's moments and step count) is an argument with
+    `tp.state = "<weight>.<name>"` and a result of the same name, so that the
+    runtime feeds it from step to step (zeros at first). The backward pass is built in reverse
     from each op's VJP rule (`VJPOpInterface`), accumulating gradients where
     a value has several users; only values that depend on a weight get
     gradients. It runs on the global (unsharded) graph, so that
@@ -28,8 +31,15 @@ def TPAutodiff : Pass<"tp-autodiff", "::mlir::ModuleOp"> {
            "mse against a `labels` input (a new last argument shaped like "
            "the output) instead of zeros">,
     Option<"optimizer", "optimizer", "std::string", "\"sgd\"",
-           "sgd: weight - lr * grad; none: gradients only">,
+           "sgd (PyTorch's SGD: momentum, weight decay), adamw (PyTorch's "
+           "AdamW), or none (gradients only)">,
     Option<"lr", "lr", "double", "0.1", "Learning rate">,
+    Option<"momentum", "momentum", "double", "0", "SGD momentum">,
+    Option<"weightDecay", "weight-decay", "double", "0",
+           "SGD: added to the gradient (L2); AdamW: decoupled">,
+    Option<"beta1", "beta1", "double", "0.9", "AdamW beta1">,
+    Option<"beta2", "beta2", "double", "0.999", "AdamW beta2">,
+    Option<"epsilon", "epsilon", "double", "1e-8", "AdamW epsilon">,
   ];
 }
 

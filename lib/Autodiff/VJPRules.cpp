@@ -248,12 +248,8 @@ LogicalResult reduceRule(Operation *op, Grad &gb, Value g,
   auto axes = op->getAttrOfType<DenseI64ArrayAttr>("axes").asArrayRef();
   auto input = cast<RankedTensorType>(op->getOperand(0).getType());
   Value back = gb.expandBack(g, axes, input);
-  if (Mean) {
-    int64_t n = 1;
-    for (int64_t a : axes)
-      n *= input.getDimSize(a);
-    back = gb.mulScalar(back, 1.0 / n);
-  }
+  if (Mean)
+    back = gb.mulScalar(back, 1.0 / reducedCount(input.getShape(), axes));
   grads.push_back(back);
   return success();
 }

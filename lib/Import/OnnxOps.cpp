@@ -333,14 +333,9 @@ LogicalResult reduce(NodeImporter &n) {
   llvm::sort(axes);
   axes.erase(std::unique(axes.begin(), axes.end()), axes.end());
   bool keepdims = n.intAttr("keepdims", 1) != 0;
-  SmallVector<int64_t> shape;
-  for (int64_t d = 0; d < type.getRank(); ++d) {
-    if (!llvm::is_contained(axes, d))
-      shape.push_back(type.getDimSize(d));
-    else if (keepdims)
-      shape.push_back(1);
-  }
-  return emit(n, n.create<OpTy>(withShape(type, shape), *x,
+  return emit(n, n.create<OpTy>(
+                     withShape(type, reducedShape(type.getShape(), axes, keepdims)),
+                     *x,
                                 n.b.getDenseI64ArrayAttr(axes),
                                 n.b.getBoolAttr(keepdims)));
 }

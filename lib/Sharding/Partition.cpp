@@ -268,9 +268,8 @@ LogicalResult Partitioner::partitionOp(Operation *op) {
              mean && !outLayouts[0].partial.empty()) {
     // Over split dims each device sums its part; dividing by the global
     // count makes the partial sums add up to the mean.
-    int64_t count = 1;
-    for (int64_t a : mean.getAxes())
-      count *= globalType(mean.getInput()).getDimSize(a);
+    int64_t count =
+        reducedCount(globalType(mean.getInput()).getShape(), mean.getAxes());
     auto type = cast<RankedTensorType>(types[0]);
     Value sum = ReduceSumOp::create(b, loc, type, operands[0],
                                     mean.getAxesAttr(), mean.getKeepdimsAttr());

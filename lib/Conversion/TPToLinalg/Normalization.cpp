@@ -74,9 +74,7 @@ struct LayerNormLowering : OpRewritePattern<LayerNormOp> {
     int64_t rank = type.getRank(), axis = op.getAxis();
     MLIRContext *ctx = rewriter.getContext();
     SmallVector<int64_t> axes = llvm::to_vector(llvm::seq(axis, rank));
-    int64_t count = 1;
-    for (int64_t d : axes)
-      count *= type.getDimSize(d);
+    int64_t count = reducedCount(type.getShape(), axes);
     AffineMap id = rewriter.getMultiDimIdentityMap(rank);
     AffineMap reduced = dropDimsMap(rank, axes, ctx);
     AffineMap normalized =
@@ -128,9 +126,7 @@ struct ReduceLowering : OpRewritePattern<TPOp> {
     ArrayRef<int64_t> axes = op.getAxes();
     Value result = buildReduction(rewriter, loc, op.getInput(), axes, Kind);
     if (IsMean) {
-      int64_t count = 1;
-      for (int64_t d : axes)
-        count *= inType.getDimSize(d);
+      int64_t count = reducedCount(inType.getShape(), axes);
       auto reducedType = cast<RankedTensorType>(result.getType());
       Type elemType = type.getElementType();
       result = buildElementwise(

@@ -141,20 +141,6 @@ LogicalResult LayerNormOp::verify() {
   return verifyResult(*this, in.getShape(), in.getElementType());
 }
 
-/// The shape left by reducing `axes` of `shape`.
-static SmallVector<int64_t> reducedShape(ArrayRef<int64_t> shape,
-                                         ArrayRef<int64_t> axes,
-                                         bool keepdims) {
-  SmallVector<int64_t> out;
-  for (auto [i, d] : llvm::enumerate(shape)) {
-    if (!llvm::is_contained(axes, int64_t(i)))
-      out.push_back(d);
-    else if (keepdims)
-      out.push_back(1);
-  }
-  return out;
-}
-
 static LogicalResult verifyReduce(Operation *op, ArrayRef<int64_t> axes,
                                   bool keepdims) {
   RankedTensorType in = tensorType(op->getOperand(0));

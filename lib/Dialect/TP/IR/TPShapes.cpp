@@ -38,6 +38,25 @@ tp::broadcastShapes(ArrayRef<int64_t> lhs, ArrayRef<int64_t> rhs,
   return out;
 }
 
+SmallVector<int64_t> tp::reducedShape(ArrayRef<int64_t> shape,
+                                      ArrayRef<int64_t> axes, bool keepdims) {
+  SmallVector<int64_t> out;
+  for (auto [d, size] : llvm::enumerate(shape)) {
+    if (!llvm::is_contained(axes, int64_t(d)))
+      out.push_back(size);
+    else if (keepdims)
+      out.push_back(1);
+  }
+  return out;
+}
+
+int64_t tp::reducedCount(ArrayRef<int64_t> shape, ArrayRef<int64_t> axes) {
+  int64_t n = 1;
+  for (int64_t a : axes)
+    n *= shape[a];
+  return n;
+}
+
 std::optional<SmallVector<int64_t>>
 tp::matmulShape(ArrayRef<int64_t> lhs, ArrayRef<int64_t> rhs,
                 std::string &why) {

@@ -30,6 +30,14 @@ broadcastShapes(ArrayRef<int64_t> lhs, ArrayRef<int64_t> rhs, std::string &why);
 std::optional<SmallVector<int64_t>>
 matmulShape(ArrayRef<int64_t> lhs, ArrayRef<int64_t> rhs, std::string &why);
 
+/// The shape left by reducing `axes` of `shape` (size-1 dims with keepdims).
+SmallVector<int64_t> reducedShape(ArrayRef<int64_t> shape,
+                                  ArrayRef<int64_t> axes, bool keepdims);
+
+/// How many elements a reduction over `axes` of `shape` combines (the
+/// divisor of a mean).
+int64_t reducedCount(ArrayRef<int64_t> shape, ArrayRef<int64_t> axes);
+
 using BinaryShapeFn = std::optional<SmallVector<int64_t>> (*)(
     ArrayRef<int64_t>, ArrayRef<int64_t>, std::string &);
 

@@ -9,9 +9,10 @@ using namespace mlir;
 
 // Written as pipeline text so that it reads like the mlir-opt command a
 // compiler engineer would type.
-static constexpr const char *kLowerToLLVM =
+static constexpr const char *kLowerToRuntimeCalls =
     "tp-lower-to-linalg,func.func(linalg-fuse-elementwise-ops),"
-    "tp-lower-collectives,"
+    "tp-lower-collectives";
+static constexpr const char *kBufferizeToLLVM =
     "one-shot-bufferize{bufferize-function-boundaries "
     "function-boundary-type-conversion=identity-layout-map},"
     // Results become caller-provided buffers; temporaries are freed.
@@ -24,10 +25,19 @@ static constexpr const char *kLowerToLLVM =
     "finalize-memref-to-llvm,convert-vector-to-llvm,convert-to-llvm,"
     "reconcile-unrealized-casts";
 
+// Parsing fails only if a pass is not registered (registerTPPasses and
+// registerAllPasses must have run).
+LogicalResult tp::buildLowerToRuntimeCallsPipeline(OpPassManager &pm) {
+  return parsePassPipeline(kLowerToRuntimeCalls, pm, llvm::errs());
+}
+
+LogicalResult tp::buildBufferizeToLLVMPipeline(OpPassManager &pm) {
+  return parsePassPipeline(kBufferizeToLLVM, pm, llvm::errs());
+}
+
 LogicalResult tp::buildLowerToLLVMPipeline(OpPassManager &pm) {
-  // Fails only if a pass is not registered (registerTPPasses and
-  // registerAllPasses must have run).
-  return parsePassPipeline(kLowerToLLVM, pm, llvm::errs());
+  return success(succeeded(buildLowerToRuntimeCallsPipeline(pm)) &&
+                 succeeded(buildBufferizeToLLVMPipeline(pm)));
 }
 
 void tp::buildShardingPipeline(OpPassManager &pm,

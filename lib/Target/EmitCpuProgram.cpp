@@ -2,7 +2,6 @@
 #include "Manifest.h"
 #include "tp/Pipelines/Pipelines.h"
 #include "tp/Target/Program.h"
-#include "tp/Conversion/Passes.h"
 #include "llvm/Support/FormatVariadic.h"
 
 #include "mlir/ExecutionEngine/OptUtils.h"
@@ -66,36 +65,28 @@ LogicalResult tp::emitCpuProgram(ModuleOp module,
 
   // The C interface takes descriptor pointers, which tp_entry forwards.
   func->setAttr("llvm.emit_c_interface", UnitAttr::get(module.getContext()));
-  progress("lowering to LLVM (linalg, collectives, bufferization, loops)");
-  PassManager pm(module.getContext());
-  if (failed(buildLowerToLLVMPipeline(pm)))
+  progress("lowering to linalg with collectives as runtime calls");
+  PassManager toCalls(module.getContext()), toLLVM(module.getContext());
+  if (failed(buildLowerToRuntimeCallsPipeline(toCalls)) ||
+      failed(buildBufferizeToLLVMPipeline(toLLVM)))
     return emitError(module.getLoc(), "internal: cannot build tp-lower-to-llvm");
-  // The manifest needs the partitioned signature, which lowering rewrites.
-  FailureOr<llvm::json::Object> manifest;
-  {
-    // Collective sites are numbered by tp-lower-collectives, so build the
-    // manifest after that pass but read the signature before: copy it now.
-    OwningOpRef<ModuleOp> copy = module.clone();
-    PassManager collectives(module.getContext());
-    collectives.addPass(createTPLowerToLinalg());
-    collectives.addPass(createTPLowerCollectives());
-    if (failed(collectives.run(*copy)))
-      return failure();
-    func::FuncOp program;
-    for (auto f : copy->getOps<func::FuncOp>())
-      if (!f.isExternal())
-        program = f;
-    manifest = buildManifest(*copy, program, global, options.modelPath);
-    if (failed(manifest))
-      return failure();
-  }
+  if (failed(toCalls.run(module)))
+    return failure();
+  // The manifest reads the partitioned signature and attributes, and the
+  // collective sites tp-lower-collectives numbered; bufferization rewrites
+  // the signature, so it comes now.
+  FailureOr<llvm::json::Object> manifest =
+      buildManifest(module, func, global, options.modelPath);
+  if (failed(manifest))
+    return failure();
   // tp's argument and result attributes have done their job (the manifest
   // has them); LLVM translation does not know them.
   for (unsigned i = 0; i < func.getNumArguments(); ++i)
     func.setArgAttrs(i, DictionaryAttr::get(module.getContext()));
   for (unsigned i = 0; i < func.getNumResults(); ++i)
     func.setResultAttrs(i, DictionaryAttr::get(module.getContext()));
-  if (failed(pm.run(module)))
+  progress("bufferizing and lowering to LLVM (loops, BLAS calls)");
+  if (failed(toLLVM.run(module)))
     return failure();
 
   progress("translating to LLVM IR and optimizing (-O2, host CPU)");

@@ -19,6 +19,11 @@ namespace mlir::tp {
 /// Transcendentals without an LLVM intrinsic (erf) become libm calls.
 LogicalResult buildLowerToLLVMPipeline(OpPassManager &pm);
 
+/// Its two halves: tensors in linalg with collectives as tprt calls (the
+/// function keeps its signature and tp attributes), then buffers to LLVM.
+LogicalResult buildLowerToRuntimeCallsPipeline(OpPassManager &pm);
+LogicalResult buildBufferizeToLLVMPipeline(OpPassManager &pm);
+
 /// `tp-sharding-pipeline`: tp-apply-plan -> tp-propagate-sharding ->
 /// tp-partition -> tp-lower-to-linalg: the per-device program on local
 /// shapes with shard collectives, as `tp-compile --emit=sharded` writes it.

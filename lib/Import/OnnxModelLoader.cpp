@@ -2,28 +2,12 @@
 #include "OnnxModelLoader.h"
 
 #include "onnx/checker.h"
+#include "tprt/OnnxText.h"
 #include "onnx/defs/parser.h"
 #include "onnx/shape_inference/implementation.h"
 
 #include <fstream>
 #include <sstream>
-
-/// ONNX text syntax starts with `<` after whitespace and `#` comment lines.
-static bool looksLikeTextModel(const std::string &bytes) {
-  size_t i = 0;
-  while (i < bytes.size()) {
-    if (isspace(static_cast<unsigned char>(bytes[i]))) {
-      ++i;
-    } else if (bytes[i] == '#') {
-      i = bytes.find('\n', i);
-      if (i == std::string::npos)
-        return false;
-    } else {
-      return bytes[i] == '<';
-    }
-  }
-  return false;
-}
 
 std::string mlir::tp::loadOnnxModel(const std::string &path,
                                     onnx::ModelProto &model) {
@@ -36,7 +20,7 @@ std::string mlir::tp::loadOnnxModel(const std::string &path,
   if (bytes.empty())
     return path + ": empty file, not an ONNX model";
 
-  bool text = looksLikeTextModel(bytes);
+  bool text = tprt::looksLikeOnnxText(bytes);
   if (text) {
     onnx::OnnxParser parser(bytes.c_str());
     auto status = parser.Parse(model);

@@ -2,6 +2,7 @@
 #include "tprt/WeightLoader.h"
 #include "tprt/Blocks.h"
 #include "tprt/DType.h"
+#include "tprt/OnnxText.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -10,7 +11,6 @@
 #include "onnx/onnx_pb.h"
 
 #include <cstring>
-#include <cctype>
 #include <fstream>
 #include <iterator>
 #include <map>
@@ -119,19 +119,7 @@ Status WeightSource::open(const std::string &path,
     return Status::error(path + ": cannot read the ONNX model");
   std::string bytes((std::istreambuf_iterator<char>(in)),
                     std::istreambuf_iterator<char>());
-  // ONNX text syntax (as tp-compile accepts it): `<` after `#` comments.
-  size_t first = 0;
-  while (first < bytes.size()) {
-    if (isspace(static_cast<unsigned char>(bytes[first])))
-      ++first;
-    else if (bytes[first] == '#')
-      first = bytes.find('\n', first) == std::string::npos
-                  ? bytes.size()
-                  : bytes.find('\n', first);
-    else
-      break;
-  }
-  bool parsed = first < bytes.size() && bytes[first] == '<'
+  bool parsed = looksLikeOnnxText(bytes)
                     ? onnx::OnnxParser::Parse(weights->model, bytes.c_str()).IsOK()
                     : weights->model.ParseFromString(bytes);
   if (!parsed)

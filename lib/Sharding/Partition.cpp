@@ -5,7 +5,7 @@
 // layout a value is produced in differs from the layout its user reads.
 //
 //===----------------------------------------------------------------------===//
-#include "ValueNames.h"
+#include "tp/Sharding/ValueNames.h"
 #include "tp/Dialect/TP/IR/TPOps.h"
 #include "tp/Sharding/Passes.h"
 #include "tp/Sharding/Sharding.h"

@@ -10,7 +10,7 @@
 // tp.out_shardings.
 //
 //===----------------------------------------------------------------------===//
-#include "ValueNames.h"
+#include "tp/Sharding/ValueNames.h"
 #include "tp/Dialect/TP/IR/TPOps.h"
 #include "tp/Sharding/Passes.h"
 #include "tp/Sharding/Sharding.h"

@@ -1,6 +1,6 @@
 //===- Report.cpp - explain shardings, report collectives -----------------===//
 #include "tp/Sharding/Report.h"
-#include "ValueNames.h"
+#include "tp/Sharding/ValueNames.h"
 #include "tp/Dialect/TP/IR/TPOps.h"
 #include "tp/Sharding/Sharding.h"
 

@@ -1,5 +1,5 @@
 //===- ValueNames.cpp - name values the way users know them ---------------===//
-#include "ValueNames.h"
+#include "tp/Sharding/ValueNames.h"
 
 #include "mlir/Interfaces/FunctionInterfaces.h"
 #include "mlir/IR/BuiltinAttributes.h"

@@ -1,6 +1,7 @@
 //===- LowerCollectives.cpp - shard collectives -> tprt calls -------------===//
 #include "tp/Conversion/Passes.h"
 #include "tp/Sharding/Sharding.h"
+#include "tp/Sharding/ValueNames.h"
 
 #include "mlir/Dialect/Shard/IR/ShardDialect.h"
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
@@ -80,9 +81,10 @@ int64_t CollectiveLowering::mask(ArrayRef<int16_t> axes) {
 }
 
 int64_t CollectiveLowering::site(Operation *op, StringRef kind) {
-  std::string name = kind.str();
-  if (auto loc = dyn_cast<NameLoc>(op->getLoc()))
-    name += " at " + loc.getName().str();
+  // Named as --report names it.
+  std::string name = kind.str(), node = onnxNodeName(op->getLoc());
+  if (!node.empty())
+    name += " at " + node;
   sites.push_back(b.getStringAttr(name));
   return sites.size() - 1;
 }

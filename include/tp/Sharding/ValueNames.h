@@ -1,6 +1,6 @@
 //===- ValueNames.h - name values the way users know them ------*- C++ -*-===//
-#ifndef TP_LIB_SHARDING_VALUENAMES_H
-#define TP_LIB_SHARDING_VALUENAMES_H
+#ifndef TP_SHARDING_VALUENAMES_H
+#define TP_SHARDING_VALUENAMES_H
 
 #include "mlir/IR/Value.h"
 #include <string>
@@ -17,4 +17,4 @@ std::string describeValue(Value v);
 
 } // namespace mlir::tp
 
-#endif // TP_LIB_SHARDING_VALUENAMES_H
+#endif // TP_SHARDING_VALUENAMES_H

@@ -4,6 +4,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 
 namespace mlir::tp {
 #define GEN_PASS_DEF_TPAUTODIFF
@@ -27,9 +28,11 @@ struct TPAutodiffPass : tp::impl::TPAutodiffBase<TPAutodiffPass> {
   SmallVector<std::string> stateNames;
 
   LogicalResult build(ModuleOp module, func::FuncOp forward) {
-    if (loss != "mse" && loss != "output")
+    if (loss != "mse" && loss != "cross_entropy" && loss != "output")
       return forward.emitError("unknown --loss '")
-             << loss << "' (mse or output)";
+             << loss << "' (mse, cross_entropy or output)";
+    bool crossEntropy = loss == "cross_entropy";
+    bool hasLabels = labels || crossEntropy;
     if (optimizer != "sgd" && optimizer != "adamw" && optimizer != "none")
       return forward.emitError("unknown --optimizer '")
              << optimizer << "' (sgd, adamw or none)";
@@ -51,12 +54,22 @@ struct TPAutodiffPass : tp::impl::TPAutodiffBase<TPAutodiffPass> {
       return forward.emitError("the model has no weights to train");
 
     SmallVector<Type> argTypes(forward.getArgumentTypes());
-    if (labels)
-      argTypes.push_back(forward.getResultTypes()[0]);
+    auto outType = cast<RankedTensorType>(forward.getResultTypes()[0]);
+    if (crossEntropy) {
+      // Logits [..., C] against class ids [...].
+      if (outType.getRank() < 1 || !isa<FloatType>(outType.getElementType()))
+        return forward.emitError("--loss cross_entropy needs float logits "
+                                 "with the classes on the last dim, got ")
+               << outType;
+      argTypes.push_back(RankedTensorType::get(outType.getShape().drop_back(),
+                                               b.getI64Type()));
+    } else if (labels) {
+      argTypes.push_back(outType);
+    }
     auto step = func::FuncOp::create(
         b, loc, "train_step", b.getFunctionType(argTypes, {}));
     Block *entry = step.addEntryBlock();
-    if (labels)
+    if (hasLabels)
       step.setArgAttrs(forward.getNumArguments(),
                        b.getDictionaryAttr(b.getNamedAttr(
                            "tp.input", b.getStringAttr("labels"))));
@@ -79,9 +92,11 @@ struct TPAutodiffPass : tp::impl::TPAutodiffBase<TPAutodiffPass> {
     }
 
     // Loss and its gradient with respect to the output.
-    auto outType = cast<RankedTensorType>(output.getType());
     auto scalarType = RankedTensorType::get({}, outType.getElementType());
     Value lossValue, seed;
+    // The loss's ops (and the collectives they need) are named after it.
+    Location funcLoc = loc;
+    loc = NameLoc::get(b.getStringAttr(loss + " loss"), funcLoc);
     auto constant = [&](RankedTensorType t, double v) -> Value {
       return ConstantOp::create(
           b, loc,
@@ -103,6 +118,34 @@ struct TPAutodiffPass : tp::impl::TPAutodiffBase<TPAutodiffPass> {
       seed = MulOp::create(
           b, loc, diff,
           constant(scalarType, 2.0 / double(outType.getNumElements())));
+    } else if (crossEntropy) {
+      // PyTorch's cross_entropy (mean over the labels): with
+      // lp = log_softmax(y), loss = -sum(onehot(labels) * lp) / N and
+      // dL/dy = (exp(lp) - onehot) / N. Log-softmax and NLL are fused this
+      // way, never forming softmax's probabilities in the loss itself; on
+      // logits split over the classes every step stays split (tp-partition
+      // all-reduces the max, the sum of exponentials and the loss: Megatron's
+      // vocab-parallel cross entropy).
+      int64_t axis = outType.getRank() - 1;
+      Value labelsArg = entry->getArgument(forward.getNumArguments());
+      Value lp = LogSoftmaxOp::create(b, loc, outType, output,
+                                      b.getI64IntegerAttr(axis));
+      Value zero = ConstantOp::create(
+          b, loc,
+          DenseElementsAttr::get(RankedTensorType::get({}, b.getI64Type()),
+                                 b.getI64IntegerAttr(0).getValue()));
+      Value oneHot = OneHotOp::create(b, loc, outType, labelsArg, zero);
+      SmallVector<int64_t> all =
+          llvm::to_vector(llvm::seq<int64_t>(0, outType.getRank()));
+      Value picked = ReduceSumOp::create(
+          b, loc, scalarType, MulOp::create(b, loc, oneHot, lp),
+          b.getDenseI64ArrayAttr(all), b.getBoolAttr(false));
+      double n = double(outType.getNumElements() / outType.getShape().back());
+      lossValue = MulOp::create(b, loc, picked, constant(scalarType, -1.0 / n));
+      seed = MulOp::create(
+          b, loc,
+          SubOp::create(b, loc, ExpOp::create(b, loc, lp), oneHot),
+          constant(scalarType, 1.0 / n));
     } else {
       if (labels)
         return forward.emitError("--labels goes with --loss mse");
@@ -117,6 +160,16 @@ struct TPAutodiffPass : tp::impl::TPAutodiffBase<TPAutodiffPass> {
     DenseSet<Value> active;
     for (unsigned i : params)
       active.insert(entry->getArgument(i));
+    SmallVector<unsigned> gradInputs;
+    if (inputGrads)
+      for (unsigned i = 0; i < forward.getNumArguments(); ++i)
+        if (forward.getArgAttr(i, "tp.input") &&
+            isa<FloatType>(
+                cast<RankedTensorType>(forward.getArgument(i).getType())
+                    .getElementType())) {
+          gradInputs.push_back(i);
+          active.insert(entry->getArgument(i));
+        }
     for (Operation *op : ops)
       if (llvm::any_of(op->getOperands(),
                        [&](Value v) { return active.contains(v); }))
@@ -125,11 +178,13 @@ struct TPAutodiffPass : tp::impl::TPAutodiffBase<TPAutodiffPass> {
             active.insert(r);
 
     DenseMap<Value, Value> grads;
-    // A value used several times gets the sum of its users' gradients.
+    // A value used several times gets the sum of its users' gradients,
+    // named after the value's ONNX node.
     auto accumulate = [&](Value v, Value g) {
       Value sum = g;
+      Operation *def = v.getDefiningOp();
       if (Value previous = grads.lookup(v))
-        sum = AddOp::create(b, loc, previous, g);
+        sum = AddOp::create(b, def ? def->getLoc() : v.getLoc(), previous, g);
       grads[v] = sum;
     };
     accumulate(output, seed);
@@ -159,6 +214,7 @@ struct TPAutodiffPass : tp::impl::TPAutodiffBase<TPAutodiffPass> {
 
     // Results: loss, gradients, updated weights, new optimizer state.
     b.setInsertionPointToEnd(entry);
+    loc = NameLoc::get(b.getStringAttr("optimizer " + optimizer), funcLoc);
     SmallVector<Value> results = {lossValue};
     SmallVector<DictionaryAttr> resultAttrs = {b.getDictionaryAttr(
         b.getNamedAttr("tp.output", b.getStringAttr("loss")))};
@@ -236,6 +292,13 @@ struct TPAutodiffPass : tp::impl::TPAutodiffBase<TPAutodiffPass> {
              name});
       }
     }
+    for (unsigned i : gradInputs) {
+      Value x = entry->getArgument(i);
+      Value g = grads.lookup(x);
+      if (!g)
+        g = constant(cast<RankedTensorType>(x.getType()), 0.0);
+      addResult(g, "grad_" + forward.getArgAttrOfType<StringAttr>(i, "tp.input").str());
+    }
     for (auto &[v, name] : updated)
       addResult(v, name);
     for (auto &[v, name] : newState)
@@ -251,6 +314,12 @@ struct TPAutodiffPass : tp::impl::TPAutodiffBase<TPAutodiffPass> {
     for (auto [i, attrs] : llvm::enumerate(resultAttrs))
       step.setResultAttrs(i, attrs);
     forward.erase();
+    // Rules build every operand's gradient; drop those nothing needs (the
+    // gradient of a constant, of the labels).
+    for (Operation &op :
+         llvm::make_early_inc_range(llvm::reverse(entry->getOperations())))
+      if (isOpTriviallyDead(&op))
+        op.erase();
     return success();
   }
 

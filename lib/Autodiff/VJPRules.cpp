@@ -325,6 +325,148 @@ LogicalResult castRule(Operation *op, Grad &gb, Value g,
   return success();
 }
 
+/// y = log_softmax(x): dx = dy - softmax(x) * sum(dy) along the axis.
+LogicalResult logSoftmaxRule(Operation *op, Grad &gb, Value g,
+                             SmallVectorImpl<Value> &grads) {
+  auto lsm = cast<LogSoftmaxOp>(op);
+  auto t = gb.typeOf(g);
+  SmallVector<int64_t> rowShape(t.getShape());
+  rowShape[lsm.getAxis()] = 1;
+  Value sum = ReduceSumOp::create(
+      gb.b, gb.loc, RankedTensorType::get(rowShape, t.getElementType()), g,
+      gb.b.getDenseI64ArrayAttr({int64_t(lsm.getAxis())}),
+      gb.b.getBoolAttr(true));
+  Value softmax = ExpOp::create(gb.b, gb.loc, lsm.getResult());
+  grads.push_back(gb.sub(g, gb.mul(softmax, sum)));
+  return success();
+}
+
+/// `g` where `mask` holds (or, with `invert`, where it does not), else 0.
+Value select(Grad &gb, Value mask, Value g, bool invert) {
+  Value zero = gb.scalar(g, 0.0);
+  return WhereOp::create(gb.b, gb.loc, gb.typeOf(g), mask, invert ? zero : g,
+                         invert ? g : zero);
+}
+
+LogicalResult whereRule(Operation *op, Grad &gb, Value g,
+                        SmallVectorImpl<Value> &grads) {
+  auto w = cast<WhereOp>(op);
+  grads.push_back(Value()); // the condition
+  grads.push_back(gb.unbroadcast(select(gb, w.getCondition(), g, false),
+                                 w.getLhs().getType()));
+  grads.push_back(gb.unbroadcast(select(gb, w.getCondition(), g, true),
+                                 w.getRhs().getType()));
+  return success();
+}
+
+/// Max / Min: the gradient goes to the operand that was chosen (ties to
+/// the second one).
+template <bool IsMax>
+LogicalResult maxMinRule(Operation *op, Grad &gb, Value g,
+                         SmallVectorImpl<Value> &grads) {
+  Value a = op->getOperand(0), bv = op->getOperand(1);
+  auto maskType =
+      RankedTensorType::get(gb.typeOf(g).getShape(), gb.b.getI1Type());
+  Value aGreater = GreaterOp::create(gb.b, gb.loc, maskType, a, bv);
+  grads.push_back(gb.unbroadcast(select(gb, aGreater, g, !IsMax), a.getType()));
+  grads.push_back(gb.unbroadcast(select(gb, aGreater, g, IsMax), bv.getType()));
+  return success();
+}
+
+/// Concat: each input's gradient is its slice of the output's.
+LogicalResult concatRule(Operation *op, Grad &gb, Value g,
+                         SmallVectorImpl<Value> &grads) {
+  auto concat = cast<ConcatOp>(op);
+  int64_t axis = concat.getAxis(), offset = 0;
+  auto t = gb.typeOf(g);
+  for (Value in : concat.getInputs()) {
+    auto inType = gb.typeOf(in);
+    SmallVector<int64_t> starts(t.getRank(), 0), limits(t.getShape()),
+        steps(t.getRank(), 1);
+    starts[axis] = offset;
+    limits[axis] = offset + inType.getDimSize(axis);
+    offset = limits[axis];
+    grads.push_back(
+        SliceOp::create(gb.b, gb.loc, inType, g, starts, limits, steps));
+  }
+  return success();
+}
+
+/// Slice (unit steps): the output's gradient padded with zeros back to the
+/// input's shape, one sliced dim at a time.
+LogicalResult sliceRule(Operation *op, Grad &gb, Value g,
+                        SmallVectorImpl<Value> &grads) {
+  auto slice = cast<SliceOp>(op);
+  if (llvm::any_of(slice.getSteps(), [](int64_t s) { return s != 1; }))
+    return op->emitError("no VJP rule for a strided slice (steps ")
+           << slice.getSteps() << ")";
+  auto in = gb.typeOf(slice.getInput());
+  Value cur = g;
+  for (int64_t d = 0; d < in.getRank(); ++d) {
+    auto t = gb.typeOf(cur);
+    int64_t start = slice.getStarts()[d];
+    int64_t end = start + t.getDimSize(d);
+    if (start == 0 && end == in.getDimSize(d))
+      continue;
+    SmallVector<Value> parts;
+    auto zeros = [&](int64_t n) {
+      SmallVector<int64_t> shape(t.getShape());
+      shape[d] = n;
+      auto zt = RankedTensorType::get(shape, t.getElementType());
+      parts.push_back(ConstantOp::create(
+          gb.b, gb.loc,
+          DenseElementsAttr::get(zt, gb.b.getFloatAttr(zt.getElementType(), 0.0))));
+    };
+    if (start > 0)
+      zeros(start);
+    parts.push_back(cur);
+    if (end < in.getDimSize(d))
+      zeros(in.getDimSize(d) - end);
+    SmallVector<int64_t> shape(t.getShape());
+    shape[d] = in.getDimSize(d);
+    cur = ConcatOp::create(gb.b, gb.loc,
+                           RankedTensorType::get(shape, t.getElementType()),
+                           parts, d);
+  }
+  grads.push_back(cur);
+  return success();
+}
+
+/// Gather along axis 0 (an embedding lookup): the table's gradient sums the
+/// rows of dy by id, written as onehot(ids)^T dy, a matmul that tp shards
+/// like the lookup (a vocab-split table gets its slice's rows, no
+/// communication).
+LogicalResult gatherRule(Operation *op, Grad &gb, Value g,
+                         SmallVectorImpl<Value> &grads) {
+  auto gather = cast<GatherOp>(op);
+  auto data = gb.typeOf(gather.getData());
+  if (gather.getAxis() != 0)
+    return op->emitError("no VJP rule for a Gather on axis ")
+           << gather.getAxis() << " (only axis 0, an embedding lookup)";
+  auto ids = cast<RankedTensorType>(gather.getIndices().getType());
+  int64_t n = ids.getNumElements(), vocab = data.getDimSize(0);
+  int64_t row = data.getNumElements() / vocab;
+  Type f = data.getElementType();
+  Value zero = ConstantOp::create(
+      gb.b, gb.loc,
+      DenseElementsAttr::get(RankedTensorType::get({}, gb.b.getI64Type()),
+                             gb.b.getI64IntegerAttr(0).getValue()));
+  SmallVector<int64_t> ohShape(ids.getShape());
+  ohShape.push_back(vocab);
+  Value oneHot = OneHotOp::create(
+      gb.b, gb.loc, RankedTensorType::get(ohShape, f), gather.getIndices(), zero);
+  Value ohFlat = ReshapeOp::create(gb.b, gb.loc,
+                                   RankedTensorType::get({n, vocab}, f), oneHot);
+  Value gFlat =
+      ReshapeOp::create(gb.b, gb.loc, RankedTensorType::get({n, row}, f), g);
+  Value table = MatMulOp::create(gb.b, gb.loc,
+                                 RankedTensorType::get({vocab, row}, f),
+                                 gb.transposeLast2(ohFlat), gFlat);
+  grads.push_back(ReshapeOp::create(gb.b, gb.loc, data, table));
+  grads.push_back(Value()); // the ids
+  return success();
+}
+
 template <typename OpTy, Rule rule>
 void attach(MLIRContext *ctx) {
   OpTy::template attachInterface<VJPModel<OpTy, rule>>(*ctx);
@@ -357,5 +499,12 @@ void tp::registerVJPInterfaceExternalModels(DialectRegistry &registry) {
     attach<SoftmaxOp, softmaxRule>(ctx);
     attach<LayerNormOp, layerNormRule>(ctx);
     attach<CastOp, castRule>(ctx);
+    attach<LogSoftmaxOp, logSoftmaxRule>(ctx);
+    attach<WhereOp, whereRule>(ctx);
+    attach<MaxOp, maxMinRule<true>>(ctx);
+    attach<MinOp, maxMinRule<false>>(ctx);
+    attach<ConcatOp, concatRule>(ctx);
+    attach<SliceOp, sliceRule>(ctx);
+    attach<GatherOp, gatherRule>(ctx);
   });
 }

@@ -461,9 +461,19 @@ void PlanApplier::write() {
           state && state.getValue() == name.getValue())
         layout = layoutOfWeight(state.getValue().rsplit('.').first, rank)
                      .value_or(TensorSharding::replicated(rank));
-    if (layout)
+    if (layout) {
       results[r] = Annotation{*layout,
                               "the layout of weight '" + weight.str() + "'"};
+      continue;
+    }
+    // An input's gradient ("grad_<input>", tp-autodiff's input-grads) is
+    // laid out like the input.
+    for (unsigned i = 0; i < func.getNumArguments(); ++i)
+      if (auto input = func.getArgAttrOfType<StringAttr>(i, "tp.input");
+          input && name.getValue().starts_with("grad_") &&
+          input.getValue() == weight && args.count(i))
+        results[r] = Annotation{args[i].sharding, "the layout of input '" +
+                                                      weight.str() + "'"};
   }
   for (auto &[i, a] : results) {
     func.setResultAttr(i, kShardingAttr, a.sharding.toAttr(ctx, mesh));

@@ -49,10 +49,12 @@ private:
   }
   FailureOr<TensorSharding> read(Attribute attr, Value v, Location loc);
   Value reshard(Value global, const TensorSharding &to, Location loc);
-  FailureOr<Value> localOperand(Operation *op, unsigned i);
+  FailureOr<Value> localOperand(Operation *op, unsigned i,
+                                std::optional<Location> at = std::nullopt);
   LogicalResult partitionOp(Operation *op);
   Value processIndex(ArrayRef<int> axes, Location loc);
   Operation *partitionSoftmax(Operation *op, Value x, Type type);
+  bool partitionPartialSum(Operation *op);
 };
 
 } // namespace
@@ -158,13 +160,14 @@ Value Partitioner::reshard(Value global, const TensorSharding &to,
   return v;
 }
 
-FailureOr<Value> Partitioner::localOperand(Operation *op, unsigned i) {
+FailureOr<Value> Partitioner::localOperand(Operation *op, unsigned i,
+                                           std::optional<Location> at) {
   auto ins = op->getAttrOfType<ArrayAttr>(kInShardingsAttr);
   Value global = op->getOperand(i);
   auto to = read(ins ? ins[i] : Attribute(), global, op->getLoc());
   if (failed(to))
     return failure();
-  return reshard(global, *to, op->getLoc());
+  return reshard(global, *to, at ? *at : op->getLoc());
 }
 
 /// The linear index of this device along `axes` (major first).
@@ -220,8 +223,42 @@ Operation *Partitioner::partitionSoftmax(Operation *op, Value x, Type type) {
   return DivOp::create(b, loc, localType, exp, sum);
 }
 
+/// Add / Sub of two partial sums over the same mesh axes (a gradient
+/// accumulated from several split matmuls, like Q, K and V's input
+/// gradients): summed locally, the result stays partial, so that its users
+/// all-reduce it once instead of each operand once.
+bool Partitioner::partitionPartialSum(Operation *op) {
+  Value x = op->getOperand(0), y = op->getOperand(1);
+  Value r = op->getResult(0);
+  if (globalType(x) != globalType(y) ||
+      globalType(x) != cast<RankedTensorType>(r.getType()))
+    return false;
+  auto lx = layouts.find(x), ly = layouts.find(y);
+  if (lx == layouts.end() || ly == layouts.end() ||
+      lx->second.partial.empty() || !(lx->second == ly->second))
+    return false;
+  TensorSharding sum = lx->second;
+  auto ins = op->getAttrOfType<ArrayAttr>(kInShardingsAttr);
+  for (unsigned i = 0; i < 2; ++i) {
+    auto want = read(ins ? ins[i] : Attribute(), op->getOperand(i),
+                     op->getLoc());
+    if (failed(want) || want->dims != sum.dims)
+      return false;
+  }
+  Value lhs = local.lookup(x), rhs = local.lookup(y);
+  Operation *newOp =
+      isa<AddOp>(op)
+          ? AddOp::create(b, op->getLoc(), lhs.getType(), lhs, rhs)
+          : SubOp::create(b, op->getLoc(), lhs.getType(), lhs, rhs);
+  local[r] = newOp->getResult(0);
+  layouts[r] = sum;
+  return true;
+}
+
 LogicalResult Partitioner::partitionOp(Operation *op) {
   Location loc = op->getLoc();
+  if (isa<AddOp, SubOp>(op) && partitionPartialSum(op))
+    return success();
   SmallVector<Value> operands;
   for (unsigned i = 0; i < op->getNumOperands(); ++i) {
     auto v = localOperand(op, i);
@@ -263,6 +300,23 @@ LogicalResult Partitioner::partitionOp(Operation *op) {
       newOp = MaskedGatherOp::create(b, loc, types[0], operands[0],
                                      operands[1], offsetTensor,
                                      gather.getAxis());
+    }
+  } else if (auto oneHot = dyn_cast<OneHotOp>(op)) {
+    // A split class dim: this device encodes classes [offset + i * depth,
+    // ...) of its slice; labels elsewhere give zero rows.
+    ArrayRef<int> classAxes = outLayouts[0].dims.back();
+    if (!classAxes.empty()) {
+      int64_t depth = cast<RankedTensorType>(types[0]).getShape().back();
+      Value first = arith::MulIOp::create(
+          b, loc, processIndex(classAxes, loc),
+          arith::ConstantIndexOp::create(b, loc, depth));
+      Value offset = arith::AddIOp::create(
+          b, loc,
+          tensor::ExtractOp::create(b, loc, operands[1], ValueRange{}),
+          arith::IndexCastOp::create(b, loc, b.getI64Type(), first));
+      Value offsetTensor = tensor::FromElementsOp::create(
+          b, loc, RankedTensorType::get({}, b.getI64Type()), offset);
+      newOp = OneHotOp::create(b, loc, types[0], operands[0], offsetTensor);
     }
   } else if (auto mean = dyn_cast<ReduceMeanOp>(op);
              mean && !outLayouts[0].partial.empty()) {
@@ -329,7 +383,11 @@ LogicalResult Partitioner::run() {
   for (Operation *op : old) {
     if (auto ret = dyn_cast<func::ReturnOp>(op)) {
       for (unsigned i = 0; i < ret.getNumOperands(); ++i) {
-        auto v = localOperand(op, i);
+        // Collectives for a result are named after it.
+        Location at = ret.getLoc();
+        if (auto name = func.getResultAttrOfType<StringAttr>(i, "tp.output"))
+          at = NameLoc::get(b.getStringAttr("output " + name.str()), at);
+        auto v = localOperand(op, i, at);
         if (failed(v))
           return failure();
         results.push_back(*v);

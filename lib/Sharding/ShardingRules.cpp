@@ -219,6 +219,17 @@ static ShardingRule gatherRule(GatherOp op) {
   return rule;
 }
 
+/// labels[I...] -> [I..., C]: the class dim C may be split (each device
+/// encodes the classes of its slice; see tp-partition).
+static ShardingRule oneHotRule(OneHotOp op) {
+  ShardingRule rule;
+  DimFactors out = addDimFactors(rule, shapeOf(op.getResult()));
+  rule.operands.push_back(DimFactors(out.begin(), out.end() - 1));
+  rule.operands.push_back({}); // the scalar offset
+  rule.results.push_back(out);
+  return rule;
+}
+
 std::optional<ShardingRule> tp::getShardingRule(Operation *op) {
   return llvm::TypeSwitch<Operation *, std::optional<ShardingRule>>(op)
       .Case<AddOp, SubOp, MulOp, DivOp, PowOp, MaxOp, MinOp, ReluOp, NegOp,
@@ -246,6 +257,7 @@ std::optional<ShardingRule> tp::getShardingRule(Operation *op) {
       .Case([](ConcatOp op) { return concatRule(op); })
       .Case([](SliceOp op) { return sliceRule(op); })
       .Case([](GatherOp op) { return gatherRule(op); })
+      .Case([](OneHotOp op) { return oneHotRule(op); })
       .Case([](ConstantOp op) {
         // Constants stay whole; a consumer that wants a shard slices it.
         ShardingRule rule;

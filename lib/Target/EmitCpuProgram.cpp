@@ -153,8 +153,11 @@ LogicalResult tp::emitCpuProgram(ModuleOp module,
   tmpSo += ".tmp";
   std::string ccPath = *cc;
   std::string objStr(objPath), tmpStr(tmpSo);
+  // memrefCopy (strided copies) comes from MLIR's C runner utilities.
+  std::string libDir = std::string("-L") + TP_MLIR_LIBRARY_DIR;
+  std::string rpath = std::string("-Wl,-rpath,") + TP_MLIR_LIBRARY_DIR;
   SmallVector<StringRef> argv = {ccPath, "-shared", "-o", tmpStr, objStr,
-                                 "-lm"};
+                                 libDir, rpath, "-lmlir_c_runner_utils", "-lm"};
   std::string linkError;
   int rc = llvm::sys::ExecuteAndWait(ccPath, argv, std::nullopt, {}, 0, 0,
                                      &linkError);

@@ -105,3 +105,43 @@ func.func @vocab_parallel_log_softmax(%logits: tensor<8x1000xf32> {tp.sharding =
   %y = tp.log_softmax %logits {axis = 1 : i64, tp.in_shardings = [#tp.sharding<[{}, {"tp"}]>], tp.out_shardings = [#tp.sharding<[{}, {"tp"}]>]} : tensor<8x1000xf32>
   return {tp.in_shardings = [#tp.sharding<[{}, {"tp"}]>]} %y : tensor<8x1000xf32>
 }
+
+// -----
+
+// One-hot over split classes: each device encodes the classes of its slice,
+// starting at its index times the local depth (vocab-parallel cross entropy).
+// CHECK-LABEL: func.func @one_hot_split_classes
+// CHECK: %[[I:.*]] = shard.process_multi_index on @mesh axes = [0] : index
+// CHECK: %[[FIRST:.*]] = arith.muli %[[I]], %c250 : index
+// CHECK: %[[F:.*]] = arith.index_cast %[[FIRST]] : index to i64
+// CHECK: %[[OFF0:.*]] = tensor.extract %{{.*}}[] : tensor<i64>
+// CHECK: %[[OFF:.*]] = arith.addi %[[OFF0]], %[[F]] : i64
+// CHECK: %[[T:.*]] = tensor.from_elements %[[OFF]] : tensor<i64>
+// CHECK: tp.one_hot %arg0, %[[T]] : tensor<8xi64>, tensor<i64> -> tensor<8x250xf32>
+// CHECK-NOT: shard.all
+shard.grid @mesh(shape = 4) {tp.axis_names = ["tp"]}
+func.func @one_hot_split_classes(%labels: tensor<8xi64>) -> (tensor<8x1000xf32> {tp.sharding = #tp.sharding<[{}, {"tp"}]>}) {
+  %z = tp.constant {tp.out_shardings = [#tp.sharding<[]>]} dense<0> : tensor<i64>
+  %oh = tp.one_hot %labels, %z {tp.in_shardings = [#tp.sharding<[{}]>, #tp.sharding<[]>], tp.out_shardings = [#tp.sharding<[{}, {"tp"}]>]} : tensor<8xi64>, tensor<i64> -> tensor<8x1000xf32>
+  return {tp.in_shardings = [#tp.sharding<[{}, {"tp"}]>]} %oh : tensor<8x1000xf32>
+}
+
+// -----
+
+// The sum of two partial sums over the same axes stays partial: one
+// all_reduce of the sum, not one per operand (gradients accumulated from
+// several split matmuls).
+// CHECK-LABEL: func.func @partial_plus_partial
+// CHECK: %[[P:.*]] = tp.matmul %arg0, %arg1
+// CHECK: %[[Q:.*]] = tp.matmul %arg0, %arg2
+// CHECK: %[[S:.*]] = tp.add %[[P]], %[[Q]] : tensor<4x8xf32>, tensor<4x8xf32> -> tensor<4x8xf32>
+// CHECK: %[[R:.*]] = shard.all_reduce %[[S]] on @mesh grid_axes = [0]
+// CHECK-NOT: shard.all_reduce
+// CHECK: return %[[R]]
+shard.grid @mesh(shape = 2) {tp.axis_names = ["tp"]}
+func.func @partial_plus_partial(%x: tensor<4x16xf32> {tp.sharding = #tp.sharding<[{}, {"tp"}]>}, %w1: tensor<16x8xf32> {tp.sharding = #tp.sharding<[{"tp"}, {}]>}, %w2: tensor<16x8xf32> {tp.sharding = #tp.sharding<[{"tp"}, {}]>}) -> tensor<4x8xf32> {
+  %p = tp.matmul %x, %w1 {tp.in_shardings = [#tp.sharding<[{}, {"tp"}]>, #tp.sharding<[{"tp"}, {}]>], tp.out_shardings = [#tp.sharding<[{}, {}], partial = {"tp"}>]} : tensor<4x16xf32>, tensor<16x8xf32> -> tensor<4x8xf32>
+  %q = tp.matmul %x, %w2 {tp.in_shardings = [#tp.sharding<[{}, {"tp"}]>, #tp.sharding<[{"tp"}, {}]>], tp.out_shardings = [#tp.sharding<[{}, {}], partial = {"tp"}>]} : tensor<4x16xf32>, tensor<16x8xf32> -> tensor<4x8xf32>
+  %s = tp.add %p, %q {tp.in_shardings = [#tp.sharding<[{}, {}]>, #tp.sharding<[{}, {}]>], tp.out_shardings = [#tp.sharding<[{}, {}]>]} : tensor<4x8xf32>, tensor<4x8xf32> -> tensor<4x8xf32>
+  return {tp.in_shardings = [#tp.sharding<[{}, {}]>]} %s : tensor<4x8xf32>
+}

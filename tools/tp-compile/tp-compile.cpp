@@ -102,10 +102,21 @@ cl::opt<bool> train("train",
                     cl::desc("Compile the training step (tp-autodiff): loss, "
                              "every weight's gradient, updated weights"),
                     cl::cat(trainCategory));
-cl::opt<std::string> lossKind("loss",
-                              cl::desc("mse (mean of the squared output) or "
-                                       "output (the model's scalar output)"),
-                              cl::init("mse"), cl::cat(trainCategory));
+cl::opt<std::string> lossKind(
+    "loss",
+    cl::desc("mse (mean of the squared output), cross_entropy (logits "
+             "against integer `labels`, vocab-parallel when the classes are "
+             "split) or output (the model's scalar output)"),
+    cl::init("mse"), cl::cat(trainCategory));
+cl::opt<bool> inputGrads(
+    "input-grads",
+    cl::desc("Also return grad_<input> for every float input"),
+    cl::cat(trainCategory));
+cl::opt<double> bucketMb(
+    "bucket-mb",
+    cl::desc("Combine all_reduces that nothing reads in between into "
+             "buckets of at most this many MiB (DDP's bucket_cap_mb; 0: off)"),
+    cl::init(25), cl::cat(trainCategory));
 cl::opt<bool> withLabels(
     "labels",
     cl::desc("The training step takes a `labels` input (shaped like the "
@@ -207,6 +218,7 @@ int main(int argc, char **argv) {
     autodiff.loss = lossKind;
     autodiff.optimizer = optimizerKind;
     autodiff.labels = withLabels;
+    autodiff.inputGrads = inputGrads;
     autodiff.lr = learningRate;
     autodiff.momentum = momentumOpt;
     autodiff.weightDecay = weightDecayOpt;
@@ -264,8 +276,12 @@ int main(int argc, char **argv) {
     if (explainSharding)
       tp::printShardingExplanation(*module, llvm::outs());
     progress("partitioning into the per-device program");
-    if (failed(runPasses(
-            [&](PassManager &pm) { pm.addPass(tp::createTPPartition()); })))
+    if (failed(runPasses([&](PassManager &pm) {
+          pm.addPass(tp::createTPPartition());
+          tp::TPBucketAllReducesOptions buckets;
+          buckets.bucketMb = bucketMb;
+          pm.addPass(tp::createTPBucketAllReduces(buckets));
+        })))
       return 1;
     if (report.getNumOccurrences())
       tp::printCollectiveReport(*module, llvm::outs(), report == "json");

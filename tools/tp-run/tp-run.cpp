@@ -75,7 +75,9 @@ cl::opt<int> repeat("repeat", cl::desc("Run the step K times"), cl::init(1),
 cl::opt<int> steps("steps",
                    cl::desc("Training programs (tp-compile --train): run N "
                             "steps, each on the previous step's updated "
-                            "weights, printing the loss"),
+                            "weights, printing the loss. An input file whose "
+                            "leading dim is N times the batch feeds one "
+                            "batch per step; a single batch is reused"),
                    cl::init(1), cl::cat(category));
 cl::opt<std::string> dumpGrads(
     "dump-grads",
@@ -124,6 +126,9 @@ std::string join(const std::vector<std::string> &v) {
 
 struct RankState {
   std::vector<std::vector<char>> args, results;
+  /// Per argument: the rank's block of every step's batch, when the input
+  /// file holds one batch per step (empty otherwise).
+  std::vector<std::vector<std::vector<char>>> batches;
   std::vector<SiteStats> stats;
   std::vector<double> stepSeconds;
 };
@@ -141,8 +146,20 @@ Status prepareRank(const Manifest &m, int rank,
           !s)
         return s;
     } else {
-      extractBlock(t, m.mesh, rank, feeds.at(t.name).data.data(),
-                   st.args.back().data(), dtypeSize(t.dtype));
+      // A file may hold several batches (one per step), one after another.
+      const NpyArray &feed = feeds.at(t.name);
+      size_t batchBytes = t.numElements() * dtypeSize(t.dtype);
+      size_t count = feed.data.size() / batchBytes;
+      st.batches.resize(m.arguments.size());
+      for (size_t k = 0; k < count; ++k) {
+        std::vector<char> block(st.args.back().size());
+        extractBlock(t, m.mesh, rank, feed.data.data() + k * batchBytes,
+                     block.data(), dtypeSize(t.dtype));
+        if (k == 0)
+          st.args.back() = block;
+        if (count > 1)
+          st.batches[st.args.size() - 1].push_back(std::move(block));
+      }
     }
   }
   for (const TensorSpec &t : m.results)
@@ -183,6 +200,10 @@ void runRank(const Program &program, Communicator &comm, const Manifest &m,
   int loss = resultNamed(m, "loss");
   int iterations = feedback.empty() ? repeat : std::max<int>(steps, repeat);
   for (int k = 0; k < iterations; ++k) {
+    for (size_t a = 0; a < st.batches.size(); ++a)
+      if (!st.batches[a].empty())
+        std::memcpy(st.args[a].data(), st.batches[a][k % st.batches[a].size()].data(),
+                    st.args[a].size());
     auto start = std::chrono::steady_clock::now();
     program.run(args, results);
     st.stepSeconds.push_back(std::chrono::duration<double>(
@@ -319,11 +340,22 @@ int main(int argc, char **argv) {
       return finish(fail("missing input '" + t.name + "' (" +
                          t.shapeString() + " " + dtypeName(t.dtype) +
                          "): give --input " + t.name + "=file.npy"));
-    if (it->second.shape != t.shape || it->second.dtype != t.dtype)
-      return finish(fail("input '" + t.name + "': expected " +
-                         t.shapeString() + " " + dtypeName(t.dtype) +
-                         ", the file has " + it->second.shapeString() + " " +
-                         dtypeName(it->second.dtype)));
+    // One batch per step: the leading dim is --steps times the batch.
+    std::vector<int64_t> perStep = it->second.shape;
+    bool batched = steps > 1 && !perStep.empty() && !t.shape.empty() &&
+                   perStep[0] == int64_t(steps) * t.shape[0];
+    if (batched)
+      perStep[0] = t.shape[0];
+    if (perStep != t.shape || it->second.dtype != t.dtype)
+      return finish(fail(
+          "input '" + t.name + "': expected " + t.shapeString() + " " +
+          dtypeName(t.dtype) +
+          (t.shape.empty() || weightFeedback(m).empty()
+               ? ""
+               : " (or, with --steps N, N batches of it along the leading "
+                 "dim)") +
+          ", the file has " + it->second.shapeString() + " " +
+          dtypeName(it->second.dtype)));
   }
 
   std::unique_ptr<WeightSource> weights;

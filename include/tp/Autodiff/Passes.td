@@ -26,10 +26,15 @@ def TPAutodiff : Pass<"tp-autodiff", "::mlir::ModuleOp"> {
   let options = [
     Option<"loss", "loss", "std::string", "\"mse\"",
            "mse: mean of the squared output (against zeros, as the reference "
-           "models' losses); output: the model's own scalar output">,
+           "models' losses); cross_entropy: PyTorch's cross_entropy of the "
+           "output logits (classes on the last dim) against integer "
+           "`labels`; output: the model's own scalar output">,
     Option<"labels", "labels", "bool", "false",
            "mse against a `labels` input (a new last argument shaped like "
-           "the output) instead of zeros">,
+           "the output) instead of zeros; cross_entropy always has labels">,
+    Option<"inputGrads", "input-grads", "bool", "false",
+           "Also differentiate the float inputs: `grad_<input>` results "
+           "(torch's x.requires_grad)">,
     Option<"optimizer", "optimizer", "std::string", "\"sgd\"",
            "sgd (PyTorch's SGD: momentum, weight decay), adamw (PyTorch's "
            "AdamW), or none (gradients only)">,

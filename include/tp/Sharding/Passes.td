@@ -40,4 +40,23 @@ def TPPartition : Pass<"tp-partition", "::mlir::ModuleOp"> {
                            "::mlir::tensor::TensorDialect"];
 }
 
+def TPBucketAllReduces : Pass<"tp-bucket-all-reduces", "::mlir::ModuleOp"> {
+  let summary = "Combine all_reduces into buckets, like DDP's gradient buckets";
+  let description = [{
+    Runs on the per-device program (after tp-partition). `shard.all_reduce`s
+    over the same mesh axes with the same reduction and element type are
+    replaced by one all_reduce of their flattened concatenation (then sliced
+    back), in program order, while the bucket stays under `bucket-mb` MiB
+    and no op between them reads one of their results. A training step's
+    data-parallel gradient all_reduces, read only by the optimizer, become
+    as few collectives as the cap allows (PyTorch DDP's `bucket_cap_mb`,
+    25 by default); 0 turns bucketing off.
+  }];
+  let options = [
+    Option<"bucketMb", "bucket-mb", "double", "25",
+           "Bucket size cap in MiB (0: no bucketing)">,
+  ];
+  let dependentDialects = ["::mlir::shard::ShardDialect"];
+}
+
 #endif // TP_SHARDING_PASSES_TD

@@ -128,10 +128,41 @@ struct GatherLowering : OpRewritePattern<GatherLikeOp> {
   }
 };
 
+/// out[i..., c] = indices[i...] == c + offset ? 1 : 0.
+struct OneHotLowering : OpRewritePattern<OneHotOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(OneHotOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    RankedTensorType type = op.getType();
+    int64_t rank = type.getRank();
+    Value offset = tensor::ExtractOp::create(rewriter, loc, op.getOffset(),
+                                             ValueRange{});
+    AffineMap idxMap =
+        dropDimsMap(rank, {rank - 1}, rewriter.getContext());
+    Value result = buildParallelGeneric(
+        rewriter, loc, type, op.getIndices(), idxMap,
+        [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+          Value id = a[0];
+          if (id.getType() != b.getI64Type())
+            id = arith::ExtSIOp::create(b, l, b.getI64Type(), id);
+          Value c = arith::IndexCastOp::create(
+              b, l, b.getI64Type(), linalg::IndexOp::create(b, l, rank - 1));
+          Value hit = arith::CmpIOp::create(b, l, arith::CmpIPredicate::eq, id,
+                                            arith::AddIOp::create(b, l, c, offset));
+          return arith::SelectOp::create(
+              b, l, hit, buildScalar(b, l, type.getElementType(), 1.0),
+              buildScalar(b, l, type.getElementType(), 0.0));
+        });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
 } // namespace
 
 void tp::populateDataMovementLoweringPatterns(RewritePatternSet &patterns) {
   patterns.add<ReshapeLowering, TransposeLowering, ConcatLowering,
                SliceLowering, GatherLowering<GatherOp>,
-               GatherLowering<MaskedGatherOp>>(patterns.getContext());
+               GatherLowering<MaskedGatherOp>, OneHotLowering>(patterns.getContext());
 }

@@ -141,5 +141,32 @@ case("cast", "  d = Cast <to = 11> (w)\n  f = Cast <to = 1> (d)\n  y = Mul (f, x
 case("fan_out", "  a = Mul (w, x)\n  b2 = Mul (a, w)\n  y = Add (a, b2)", x34, {"w": f32(4)},
      lambda x, w: w * x + w * x * w)
 
+
+
+def log_softmax(v):
+    s = v - v.max(-1, keepdims=True)
+    return s - np.log(np.exp(s).sum(-1, keepdims=True))
+
+
+case("log_softmax", "  m = Mul (w, x)\n  y = LogSoftmax (m)", x34, {"w": f32(3, 4)},
+     lambda x, w: log_softmax(w * x))
+case("where", "  z = Constant <value = float {0.0}> ()\n  c = Greater (x, z)\n"
+     "  m = Mul (w, x)\n  y = Where (c, m, w)", x34, {"w": f32(4)},
+     lambda x, w: np.where(x > 0, w * x, np.broadcast_to(w, x.shape)))
+# Max / Min pick one operand per element; keep the two apart (no ties).
+wmax = f32(3, 4)
+xmax = (wmax + np.where(rng.random((3, 4)) < 0.5, 0.5, -0.5)).astype(np.float32)
+case("max", "  y = Max (w, x)", xmax, {"w": wmax}, lambda x, w: np.maximum(w, x))
+case("min", "  y = Min (x, w)", xmax, {"w": wmax}, lambda x, w: np.minimum(x, w))
+case("concat", "  c = Concat <axis = 1> (w, x)\n  y = Mul (c, c)", x34, {"w": f32(3, 2)},
+     lambda x, w: np.concatenate([w, x], 1) ** 2)
+case("slice", "  s = Constant <value = int64[2] {1, 1}> ()\n  e = Constant <value = int64[2] {3, 4}> ()\n"
+     "  a = Constant <value = int64[2] {0, 1}> ()\n  t = Slice (w, s, e, a)\n  y = Mul (t, x)",
+     f32(2, 3), {"w": f32(4, 5)}, lambda x, w: w[1:3, 1:4] * x)
+# An embedding lookup: ids repeat, so rows accumulate.
+case("gather", "  ids = Constant <value = int64[5] {0, 2, 1, 2, 4}> ()\n  e = Gather (w, ids)\n"
+     "  y = Mul (e, x)", f32(5, 3), {"w": f32(6, 3)},
+     lambda x, w: w[[0, 2, 1, 2, 4]] * x)
+
 with open(os.path.join(out, "cases"), "w") as f:
     f.write("\n".join(cases) + "\n")

@@ -54,3 +54,18 @@ func.func @gather(%table: tensor<100x64xf32>, %ids: tensor<4x16xi64>) -> tensor<
   %0 = tp.gather %table, %ids {axis = 0 : i64} : tensor<100x64xf32>, tensor<4x16xi64> -> tensor<4x16x64xf32>
   return %0 : tensor<4x16x64xf32>
 }
+
+// One-hot: 1 where the label equals the class index plus the offset.
+// CHECK-LABEL: func.func @one_hot
+// CHECK: %[[OFF:.*]] = tensor.extract %arg1[] : tensor<i64>
+// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "parallel"]} ins(%arg0 : tensor<8xi64>) outs(%{{.*}} : tensor<8x10xf32>)
+// CHECK: ^bb0(%[[ID:.*]]: i64, %{{.*}}: f32):
+// CHECK: %[[C:.*]] = linalg.index 1 : index
+// CHECK: %[[CI:.*]] = arith.index_cast %[[C]] : index to i64
+// CHECK: %[[G:.*]] = arith.addi %[[CI]], %[[OFF]] : i64
+// CHECK: %[[HIT:.*]] = arith.cmpi eq, %[[ID]], %[[G]] : i64
+// CHECK: arith.select %[[HIT]], %{{.*}}, %{{.*}} : f32
+func.func @one_hot(%labels: tensor<8xi64>, %off: tensor<i64>) -> tensor<8x10xf32> {
+  %0 = tp.one_hot %labels, %off : tensor<8xi64>, tensor<i64> -> tensor<8x10xf32>
+  return %0 : tensor<8x10xf32>
+}

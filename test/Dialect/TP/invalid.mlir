@@ -189,3 +189,11 @@ func.func @expand_incompatible(%x: tensor<3x64xf32>) -> tensor<8x64xf32> {
 func.func @sharding_axis_twice(%x: tensor<8x4xf32> {tp.sharding = #tp.sharding<[{"tp"}, {"tp"}]>}) -> tensor<8x4xf32> {
   return %x : tensor<8x4xf32>
 }
+
+// -----
+
+func.func @one_hot_shape(%labels: tensor<8xi64>, %off: tensor<i64>) -> tensor<4x10xf32> {
+  // expected-error @+1 {{'tp.one_hot' op result shape must be the indices' shape plus a class dim, got 'tensor<8xi64>' -> 'tensor<4x10xf32>'}}
+  %0 = tp.one_hot %labels, %off : tensor<8xi64>, tensor<i64> -> tensor<4x10xf32>
+  return %0 : tensor<4x10xf32>
+}

@@ -122,6 +122,13 @@ func.func @masked_gather(%t: tensor<500x64xf32>, %ids: tensor<4x16xi64>, %off: t
   return %0 : tensor<4x16x64xf32>
 }
 
+// CHECK-LABEL: func.func @one_hot
+func.func @one_hot(%labels: tensor<8xi64>, %off: tensor<i64>) -> tensor<8x10xf32> {
+  // CHECK: tp.one_hot %{{.*}}, %{{.*}} : tensor<8xi64>, tensor<i64> -> tensor<8x10xf32>
+  %0 = tp.one_hot %labels, %off : tensor<8xi64>, tensor<i64> -> tensor<8x10xf32>
+  return %0 : tensor<8x10xf32>
+}
+
 // CHECK-LABEL: func.func @sharding_attr
 // CHECK-SAME: tp.sharding = #tp.sharding<[{"dp", "tp"}, {}], partial = {"x"}>
 func.func @sharding_attr(%x: tensor<8x4xf32> {tp.sharding = #tp.sharding<[{"dp", "tp"}, {}], partial = {"x"}>}) -> tensor<8x4xf32> {

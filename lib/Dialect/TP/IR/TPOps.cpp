@@ -298,6 +298,16 @@ static LogicalResult verifyGatherShape(Operation *op, Value dataValue,
   return verifyResult(op, shape, data.getElementType());
 }
 
+LogicalResult OneHotOp::verify() {
+  ArrayRef<int64_t> ids = getIndices().getType().getShape(),
+                    out = getType().getShape();
+  if (out.size() != ids.size() + 1 || out.drop_back() != ids)
+    return emitOpError("result shape must be the indices' shape plus a class "
+                       "dim, got ")
+           << getIndices().getType() << " -> " << getType();
+  return success();
+}
+
 LogicalResult MaskedGatherOp::verify() {
   return verifyGatherShape(*this, getData(), getIndices(), getAxis());
 }

@@ -356,6 +356,28 @@ def TP_GatherOp : TP_Op<"gather", [Pure]> {
   let hasFolder = 1;
 }
 
+def TP_OneHotOp : TP_Op<"one_hot", [Pure]> {
+  let summary = "one-hot encoding of integer labels over the last dim";
+  let description = [{
+    `result[i..., c] = (indices[i...] == c + offset) ? 1 : 0` for `c` in
+    `[0, depth)`, with `depth` the result's last dim. The labels side of
+    tp-autodiff's cross-entropy loss; tp-partition splits the class dim by
+    giving each device its slice's first class as `offset` (the vocab-parallel
+    cross entropy of Megatron), so labels outside a slice give zero rows.
+
+    ```mlir
+    %oh = tp.one_hot %labels, %offset : tensor<8xi64>, tensor<i64> -> tensor<8x10xf32>
+    ```
+  }];
+  let arguments = (ins StaticShapeTensorOf<[AnySignlessInteger]>:$indices,
+                       0DTensorOf<[I64]>:$offset);
+  let results = (outs TP_FloatTensor:$result);
+  let assemblyFormat = [{
+    $indices `,` $offset attr-dict `:` type($indices) `,` type($offset)
+    `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
 def TP_MaskedGatherOp : TP_Op<"masked_gather", [Pure]> {
   let summary = "gather from a slice of a table; ids outside it give zeros";
   let description = [{

@@ -49,8 +49,9 @@ cl::list<std::string> inputs("input",
                                       "file.npy if the graph has one input)"),
                              cl::cat(category));
 cl::opt<std::string> labelsFile(
-    "labels", cl::desc("Training programs compiled with --labels: the "
-                       "labels (same as --input labels=file.npy)"),
+    "labels", cl::desc("Training programs compiled with --labels or --loss "
+                       "cross_entropy: the labels (same as --input "
+                       "labels=file.npy)"),
     cl::value_desc("labels.npy"), cl::cat(category));
 cl::list<std::string> outputs("output",
                               cl::desc("Write a graph output: name=file.npy "

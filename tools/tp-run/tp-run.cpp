@@ -11,10 +11,12 @@
 #include "tprt/Blocks.h"
 #include "tprt/DType.h"
 #include "tprt/Npy.h"
+#include "tprt/OnnxTensor.h"
 #include "tprt/Program.h"
 #include "tprt/WeightLoader.h"
 
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/raw_ostream.h"
@@ -62,6 +64,13 @@ cl::list<std::string> compares(
     cl::desc("Compare an output with a reference: name=ref.npy (or ref.npy); "
              "prints the difference, fails above --tolerance"),
     cl::cat(category));
+cl::opt<std::string> testData(
+    "test-data",
+    cl::desc("An ONNX backend test case's data folder (test_data_set_0/): "
+             "its input_<i>.pb are the inputs, its output_<i>.pb are "
+             "compared elementwise with the outputs, as numpy's allclose: "
+             "|out - ref| <= atol + tolerance * |ref|, NaNs equal"),
+    cl::value_desc("dir"), cl::cat(category));
 cl::opt<double> tolerance(
     "tolerance",
     cl::desc("Relative tolerance: --compare passes when max|out-ref| <= "
@@ -258,6 +267,48 @@ double toDouble(const char *p, int32_t dtype) {
   }
 }
 
+/// numpy.testing.assert_allclose's rule per element (NaNs equal, infinities
+/// equal when they are the same); prints one line, true when it holds.
+bool compareElementwise(const std::string &what, const NpyArray &got,
+                        const NpyArray &ref) {
+  int64_t gotCount = 1, refCount = 1;
+  for (int64_t d : got.shape)
+    gotCount *= d;
+  for (int64_t d : ref.shape)
+    refCount *= d;
+  // ONNX test data sometimes stores a scalar as [1] or the reverse.
+  if (got.shape != ref.shape && !(gotCount == 1 && refCount == 1)) {
+    llvm::outs() << what << ": shape " << got.shapeString()
+                 << ", the reference has " << ref.shapeString()
+                 << " MISMATCH\n";
+    return false;
+  }
+  double maxDiff = 0;
+  int64_t bad = 0, firstBad = -1;
+  for (int64_t i = 0; i < gotCount; ++i) {
+    double a = toDouble(got.data.data() + i * dtypeSize(got.dtype), got.dtype);
+    double b = toDouble(ref.data.data() + i * dtypeSize(ref.dtype), ref.dtype);
+    if ((std::isnan(a) && std::isnan(b)) || a == b)
+      continue;
+    double diff = std::fabs(a - b);
+    maxDiff = std::max(maxDiff, std::isnan(diff) ? INFINITY : diff);
+    if (!(diff <= absTolerance + tolerance * std::fabs(b))) {
+      if (firstBad < 0)
+        firstBad = i;
+      ++bad;
+    }
+  }
+  llvm::outs() << llvm::format("%s: max |out - ref| = %.3g, ", what.c_str(),
+                               maxDiff);
+  if (bad)
+    llvm::outs() << bad << " of " << gotCount
+                 << " elements off (first at flat index " << firstBad
+                 << ") MISMATCH\n";
+  else
+    llvm::outs() << "OK\n";
+  return bad == 0;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -332,6 +383,25 @@ int main(int argc, char **argv) {
     if (Status s = readNpy(file, a); !s)
       return finish(fail(s.message()));
     feeds[name] = std::move(a);
+  }
+  if (!testData.empty()) {
+    for (size_t k = 0;; ++k) {
+      std::string path = testData + "/input_" + std::to_string(k) + ".pb";
+      if (!llvm::sys::fs::exists(path))
+        break;
+      std::string name;
+      NpyArray a;
+      if (Status s = readTensorProto(path, name, a); !s)
+        return finish(fail(s.message()));
+      // By name, else by position (ONNX's graph input order).
+      if (!std::count(inputNames.begin(), inputNames.end(), name)) {
+        if (k >= inputNames.size())
+          return finish(fail(path + ": more test inputs than graph inputs (" +
+                             join(inputNames) + ")"));
+        name = inputNames[k];
+      }
+      feeds[name] = std::move(a);
+    }
   }
   for (const auto &t : m.arguments) {
     if (t.kind != "input")
@@ -493,6 +563,25 @@ int main(int argc, char **argv) {
     if (!ok)
       rc = 1;
   }
+  if (!testData.empty())
+    for (size_t k = 0;; ++k) {
+      std::string path = testData + "/output_" + std::to_string(k) + ".pb";
+      if (!llvm::sys::fs::exists(path))
+        break;
+      std::string name;
+      NpyArray ref;
+      if (Status s = readTensorProto(path, name, ref); !s)
+        return finish(fail(s.message()));
+      int i = resultIndex(name);
+      if (i < 0)
+        i = k < outputNames.size() ? int(k) : -1;
+      if (i < 0)
+        return finish(fail(path + ": more test outputs than graph outputs"));
+      if (!compareElementwise("output_" + std::to_string(k) + ".pb (" +
+                                  outputNames[i] + ")",
+                              results[i], ref))
+        rc = 1;
+    }
   if (profile) {
     std::vector<double> steps = states[0].stepSeconds;
     double best = *std::min_element(steps.begin(), steps.end()), sum = 0;

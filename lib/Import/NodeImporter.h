@@ -110,7 +110,11 @@ private:
 using NodeHandler = LogicalResult (*)(NodeImporter &);
 
 /// The handler for ONNX `opType` in the default domain, or null.
-NodeHandler lookupNodeHandler(StringRef opType);
+/// The handler of `opType` at `opset`; null when tp does not import it
+/// (or not at that opset).
+NodeHandler lookupNodeHandler(StringRef opType, int64_t opset);
+/// The first opset from which tp imports `opType` (0 if it never does).
+int64_t onnxOpSince(StringRef opType);
 
 } // namespace mlir::tp
 

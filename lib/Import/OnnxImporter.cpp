@@ -184,13 +184,17 @@ GraphImporter::checkOpsetAndOps(const onnx::ModelProto &model) {
   int count = 0;
   for (const auto &[i, node] : llvm::enumerate(model.graph().node())) {
     bool defaultDomain = node.domain().empty() || node.domain() == "ai.onnx";
-    if (defaultDomain && lookupNodeHandler(node.op_type()))
+    if (defaultDomain && lookupNodeHandler(node.op_type(), opset))
       continue;
     std::string type = defaultDomain ? node.op_type()
                                      : node.domain() + "." + node.op_type();
     types.insert(type);
     os << "\n  " << type << " (node '" << onnxNodeName(node, i)
-       << "', opset " << opset << ")";
+       << "', opset " << opset;
+    if (int64_t since = defaultDomain ? onnxOpSince(node.op_type()) : 0;
+        since > opset)
+      os << "; tp imports it from opset " << since;
+    os << ")";
     ++count;
   }
   if (count) {
@@ -289,7 +293,7 @@ LogicalResult GraphImporter::importNode(const onnx::NodeProto &node,
     inputs.push_back(it->second);
   }
   NodeImporter importer(b, path, node, loc, opset, std::move(inputs));
-  if (failed(lookupNodeHandler(node.op_type())(importer)))
+  if (failed(lookupNodeHandler(node.op_type(), opset)(importer)))
     return failure();
   for (auto [i, name] : llvm::enumerate(node.output())) {
     if (name.empty())

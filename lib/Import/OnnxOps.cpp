@@ -1,6 +1,6 @@
 //===- OnnxOps.cpp - ONNX op types -> tp ops ------------------------------===//
 //
-// One handler per ONNX op type (default domain, opsets 11-17). Handlers turn
+// One handler per ONNX op type (default domain, opsets 1-17). Handlers turn
 // ONNX attributes and constant inputs into static tp ops; opset differences
 // (axes as attribute vs. input, Softmax's flattening before opset 13) are
 // resolved here so that tp ops have one meaning.
@@ -37,12 +37,35 @@ FailureOr<Value> reshape(NodeImporter &n, Value v, ArrayRef<int64_t> shape) {
 // Elementwise
 //===----------------------------------------------------------------------===//
 
+/// Before opset 7, binary ops broadcast only with `broadcast = 1`, B
+/// aligned at A's dim `axis` (trailing-aligned without it). Returns B
+/// reshaped so that numpy broadcasting (opset 7+) means the same.
+FailureOr<Value> legacyBroadcast(NodeImporter &n, Value a, Value b) {
+  if (n.opset >= 7 || !n.intAttr("broadcast", 0) || !n.attr("axis"))
+    return b;
+  int64_t rankA = n.typeOf(a).getRank();
+  ArrayRef<int64_t> shapeB = n.typeOf(b).getShape();
+  auto axis = n.normalizeAxis(n.intAttr("axis", 0), rankA);
+  if (failed(axis))
+    return failure();
+  if (*axis + int64_t(shapeB.size()) > rankA)
+    return n.error() << "B " << n.typeOf(b) << " does not fit A "
+                     << n.typeOf(a) << " at axis " << *axis;
+  SmallVector<int64_t> shape(*axis, 1);
+  llvm::append_range(shape, shapeB);
+  shape.resize(rankA, 1);
+  return reshape(n, b, shape);
+}
+
 template <typename OpTy> LogicalResult binary(NodeImporter &n) {
   auto lhs = n.requiredInput(0, "A");
   auto rhs = n.requiredInput(1, "B");
   if (failed(lhs) || failed(rhs))
     return failure();
-  return emit(n, n.createInferred<OpTy>(*lhs, *rhs));
+  auto b = legacyBroadcast(n, *lhs, *rhs);
+  if (failed(b))
+    return failure();
+  return emit(n, n.createInferred<OpTy>(*lhs, *b));
 }
 
 /// Max / Min take any number of inputs.
@@ -75,7 +98,10 @@ LogicalResult pow(NodeImporter &n) {
       return failure();
     e = *cast;
   }
-  return emit(n, n.createInferred<PowOp>(*base, e));
+  auto legacy = legacyBroadcast(n, *base, e);
+  if (failed(legacy))
+    return failure();
+  return emit(n, n.createInferred<PowOp>(*base, *legacy));
 }
 
 template <typename OpTy> LogicalResult unary(NodeImporter &n) {
@@ -127,7 +153,8 @@ LogicalResult cast(NodeImporter &n) {
                      *x));
 }
 
-LogicalResult greater(NodeImporter &n) {
+/// Comparisons and logical ops: a boolean tensor of the broadcast shape.
+template <typename OpTy> LogicalResult boolean(NodeImporter &n) {
   auto a = n.requiredInput(0, "A");
   auto b = n.requiredInput(1, "B");
   if (failed(a) || failed(b))
@@ -136,8 +163,8 @@ LogicalResult greater(NodeImporter &n) {
   RankedTensorType type = inferBinaryOpType(
       (*a).getType(), (*b).getType(), broadcastShapes, why);
   if (!type)
-    return n.error() << "'tp.greater' op " << why;
-  return emit(n, n.create<GreaterOp>(
+    return n.error() << "'" << OpTy::getOperationName() << "' op " << why;
+  return emit(n, n.create<OpTy>(
                      RankedTensorType::get(type.getShape(), n.b.getI1Type()),
                      *a, *b));
 }
@@ -298,11 +325,20 @@ LogicalResult layerNorm(NodeImporter &n) {
                      n.b.getF32FloatAttr(n.floatAttr("epsilon", 1e-5f))));
 }
 
+using ValueFn = FailureOr<Value> (*)(NodeImporter &, Value);
+FailureOr<Value> same(NodeImporter &, Value v) { return v; }
+
 /// Reduce ops: axes from the attribute (or, for ReduceSum since opset 13,
 /// from the second input); no axes means all (unless noop_with_empty_axes).
-template <typename OpTy, int AxesInputSince>
+/// `Pre` and `Post` map the input and the reduced value (ReduceL2 is
+/// sqrt(ReduceSum(x * x))).
+template <typename OpTy, int AxesInputSince, ValueFn Pre = same,
+          ValueFn Post = same>
 LogicalResult reduce(NodeImporter &n) {
-  auto x = n.requiredInput(0, "data");
+  auto in = n.requiredInput(0, "data");
+  if (failed(in))
+    return failure();
+  auto x = Pre(n, *in);
   if (failed(x))
     return failure();
   RankedTensorType type = n.typeOf(*x);
@@ -333,11 +369,12 @@ LogicalResult reduce(NodeImporter &n) {
   llvm::sort(axes);
   axes.erase(std::unique(axes.begin(), axes.end()), axes.end());
   bool keepdims = n.intAttr("keepdims", 1) != 0;
-  return emit(n, n.create<OpTy>(
-                     withShape(type, reducedShape(type.getShape(), axes, keepdims)),
-                     *x,
-                                n.b.getDenseI64ArrayAttr(axes),
-                                n.b.getBoolAttr(keepdims)));
+  auto reduced = n.create<OpTy>(
+      withShape(type, reducedShape(type.getShape(), axes, keepdims)), *x,
+      n.b.getDenseI64ArrayAttr(axes), n.b.getBoolAttr(keepdims));
+  if (failed(reduced))
+    return failure();
+  return emit(n, Post(n, *reduced));
 }
 
 //===----------------------------------------------------------------------===//
@@ -568,19 +605,34 @@ LogicalResult split(NodeImporter &n) {
   return success();
 }
 
-/// ONNX Slice (opset 10+): starts, ends, axes, steps as constant inputs,
-/// clamped as ONNX specifies. Negative steps are not supported.
+/// ONNX Slice: starts, ends, axes, steps as constant inputs (opset 10+) or
+/// starts, ends, axes attributes (before), clamped as ONNX specifies.
+/// Negative steps are not supported.
 LogicalResult slice(NodeImporter &n) {
   auto x = n.requiredInput(0, "data");
   if (failed(x))
     return failure();
   RankedTensorType type = n.typeOf(*x);
-  auto starts = n.constantInts(n.input(1), "starts");
-  auto ends = n.constantInts(n.input(2), "ends");
+  FailureOr<SmallVector<int64_t>> starts = failure(), ends = failure();
+  if (n.opset < 10) {
+    auto s = n.intsAttr("starts"), e = n.intsAttr("ends");
+    if (!s || !e)
+      return n.error() << "needs the starts and ends attributes";
+    starts = *s;
+    ends = *e;
+  } else {
+    starts = n.constantInts(n.input(1), "starts");
+    ends = n.constantInts(n.input(2), "ends");
+  }
   if (failed(starts) || failed(ends))
     return failure();
   SmallVector<int64_t> axes, steps(starts->size(), 1);
-  if (Value a = n.input(3)) {
+  if (n.opset < 10) {
+    if (auto a = n.intsAttr("axes"))
+      axes = *a;
+    else
+      axes = llvm::to_vector(llvm::seq<int64_t>(0, starts->size()));
+  } else if (Value a = n.input(3)) {
     auto v = n.constantInts(a, "axes");
     if (failed(v))
       return failure();
@@ -733,6 +785,256 @@ LogicalResult constantOfShape(NodeImporter &n) {
   return success();
 }
 
+//===----------------------------------------------------------------------===//
+// Ops composed of tp ops (activations, Clip, BatchNormalization, reductions)
+//===----------------------------------------------------------------------===//
+
+/// A 0-d constant of `like`'s element type.
+Value scalarLike(NodeImporter &n, Value like, double v) {
+  auto t = RankedTensorType::get({}, n.typeOf(like).getElementType());
+  return n.constant(
+      DenseElementsAttr::get(t, n.b.getFloatAttr(t.getElementType(), v)));
+}
+
+/// Elementwise builders for compositions; a failure (operands that do not
+/// broadcast) has been reported against the node and sticks.
+struct Compose {
+  NodeImporter &n;
+  bool failed = false;
+
+  template <typename OpTy> Value bin(Value a, Value b) {
+    if (failed || !a || !b)
+      return failed = true, Value();
+    auto r = n.createInferred<OpTy>(a, b);
+    if (mlir::failed(r))
+      return failed = true, Value();
+    return *r;
+  }
+  template <typename OpTy> Value un(Value a) {
+    if (failed || !a)
+      return failed = true, Value();
+    auto r = n.create<OpTy>(a.getType(), a);
+    if (mlir::failed(r))
+      return failed = true, Value();
+    return *r;
+  }
+  Value c(Value like, double v) { return scalarLike(n, like, v); }
+  Value positive(Value x) { return cmp<GreaterOp>(x, c(x, 0.0)); }
+  template <typename OpTy> Value cmp(Value a, Value b) {
+    if (failed)
+      return Value();
+    std::string why;
+    auto t = inferBinaryOpType(a.getType(), b.getType(), broadcastShapes, why);
+    if (!t)
+      return n.error() << why, failed = true, Value();
+    auto r = n.create<OpTy>(RankedTensorType::get(t.getShape(), n.b.getI1Type()),
+                            a, b);
+    return mlir::failed(r) ? (failed = true, Value()) : *r;
+  }
+  Value where(Value cond, Value a, Value b) {
+    if (failed)
+      return Value();
+    std::string why;
+    auto shape = broadcastShapes(n.typeOf(cond).getShape(),
+                                 n.typeOf(a).getShape(), why);
+    if (shape)
+      shape = broadcastShapes(*shape, n.typeOf(b).getShape(), why);
+    if (!shape)
+      return n.error() << why, failed = true, Value();
+    auto r = n.create<WhereOp>(withShape(n.typeOf(a), *shape), cond, a, b);
+    return mlir::failed(r) ? (failed = true, Value()) : *r;
+  }
+  LogicalResult emit(Value v) {
+    if (failed || !v)
+      return failure();
+    n.outputs.push_back(v);
+    return success();
+  }
+};
+
+/// Elementwise activations: f(x, attributes) written with tp ops.
+using ActivationFn = Value (*)(Compose &, Value x);
+template <ActivationFn Fn> LogicalResult activation(NodeImporter &n) {
+  auto x = n.requiredInput(0, "X");
+  if (failed(x))
+    return failure();
+  if (!isa<FloatType>(n.typeOf(*x).getElementType()))
+    return n.error() << "needs a float input, got " << n.typeOf(*x);
+  Compose c{n};
+  return c.emit(Fn(c, *x));
+}
+
+Value leakyRelu(Compose &c, Value x) {
+  double alpha = c.n.floatAttr("alpha", 0.01f);
+  return c.where(c.positive(x), x, c.bin<MulOp>(x, c.c(x, alpha)));
+}
+/// x for x > 0, alpha (exp(x) - 1) otherwise.
+Value eluOf(Compose &c, Value x, double alpha) {
+  Value negative = c.bin<MulOp>(
+      c.bin<SubOp>(c.un<ExpOp>(x), c.c(x, 1.0)), c.c(x, alpha));
+  return c.where(c.positive(x), x, negative);
+}
+Value elu(Compose &c, Value x) {
+  return eluOf(c, x, c.n.floatAttr("alpha", 1.0f));
+}
+Value selu(Compose &c, Value x) {
+  double alpha = c.n.floatAttr("alpha", 1.67326319217681884765625f);
+  double gamma = c.n.floatAttr("gamma", 1.05070102214813232421875f);
+  return c.bin<MulOp>(eluOf(c, x, alpha), c.c(x, gamma));
+}
+Value celu(Compose &c, Value x) {
+  double alpha = c.n.floatAttr("alpha", 1.0f);
+  // max(0, x) + min(0, alpha (exp(x / alpha) - 1))
+  Value e = c.bin<MulOp>(
+      c.bin<SubOp>(c.un<ExpOp>(c.bin<DivOp>(x, c.c(x, alpha))), c.c(x, 1.0)),
+      c.c(x, alpha));
+  return c.bin<AddOp>(c.bin<MaxOp>(x, c.c(x, 0.0)),
+                      c.bin<MinOp>(e, c.c(x, 0.0)));
+}
+Value thresholdedRelu(Compose &c, Value x) {
+  Value alpha = c.c(x, c.n.floatAttr("alpha", 1.0f));
+  return c.where(c.cmp<GreaterOp>(x, alpha), x, c.c(x, 0.0));
+}
+Value softplus(Compose &c, Value x) {
+  return c.un<LogOp>(c.bin<AddOp>(c.un<ExpOp>(x), c.c(x, 1.0)));
+}
+Value softsign(Compose &c, Value x) {
+  return c.bin<DivOp>(x, c.bin<AddOp>(c.un<AbsOp>(x), c.c(x, 1.0)));
+}
+Value hardSigmoidOf(Compose &c, Value x, double alpha, double beta) {
+  Value lin = c.bin<AddOp>(c.bin<MulOp>(x, c.c(x, alpha)), c.c(x, beta));
+  return c.bin<MaxOp>(c.bin<MinOp>(lin, c.c(x, 1.0)), c.c(x, 0.0));
+}
+Value hardSigmoid(Compose &c, Value x) {
+  return hardSigmoidOf(c, x, c.n.floatAttr("alpha", 0.2f),
+                       c.n.floatAttr("beta", 0.5f));
+}
+Value hardSwish(Compose &c, Value x) {
+  return c.bin<MulOp>(x, hardSigmoidOf(c, x, 1.0 / 6, 0.5));
+}
+
+LogicalResult prelu(NodeImporter &n) {
+  auto x = n.requiredInput(0, "X");
+  auto slope = n.requiredInput(1, "slope");
+  if (failed(x) || failed(slope))
+    return failure();
+  Compose c{n};
+  return c.emit(c.where(c.positive(*x), *x, c.bin<MulOp>(*x, *slope)));
+}
+
+/// Clip: min and max are attributes before opset 11, optional inputs since.
+LogicalResult clip(NodeImporter &n) {
+  auto x = n.requiredInput(0, "input");
+  if (failed(x))
+    return failure();
+  Compose c{n};
+  Value lo, hi;
+  if (n.opset < 11) {
+    if (n.attr("min"))
+      lo = c.c(*x, n.floatAttr("min", 0));
+    if (n.attr("max"))
+      hi = c.c(*x, n.floatAttr("max", 0));
+  } else {
+    lo = n.input(1);
+    hi = n.input(2);
+  }
+  Value y = *x;
+  if (hi)
+    y = c.bin<MinOp>(y, hi);
+  if (lo)
+    y = c.bin<MaxOp>(y, lo);
+  return c.emit(y);
+}
+
+/// Sum and Mean of any number of inputs, with broadcasting.
+template <bool IsMean> LogicalResult sumOrMean(NodeImporter &n) {
+  if (n.inputs.empty())
+    return n.error() << "needs at least one input";
+  Compose c{n};
+  Value acc = n.inputs[0];
+  for (Value v : ArrayRef(n.inputs).drop_front())
+    acc = c.bin<AddOp>(acc, v);
+  if (IsMean && n.inputs.size() > 1)
+    acc = c.bin<MulOp>(acc, c.c(acc, 1.0 / n.inputs.size()));
+  return c.emit(acc);
+}
+
+/// BatchNormalization in inference: (x - mean) / sqrt(var + eps) * scale + B
+/// per channel (dim 1).
+LogicalResult batchNorm(NodeImporter &n) {
+  if (n.intAttr("training_mode", 0) || n.outputUsed(1))
+    return n.error() << "training-mode BatchNormalization (running "
+                        "statistics as outputs) is not supported";
+  SmallVector<Value> in;
+  for (auto [i, what] : llvm::enumerate(
+           ArrayRef<StringRef>{"X", "scale", "B", "input_mean", "input_var"})) {
+    auto v = n.requiredInput(i, what);
+    if (failed(v))
+      return failure();
+    in.push_back(*v);
+  }
+  RankedTensorType type = n.typeOf(in[0]);
+  if (type.getRank() < 2)
+    return n.error() << "needs an input of rank 2 or more, got " << type;
+  // [C] -> [C, 1, ..., 1] so that it broadcasts over dims 2...
+  SmallVector<int64_t> perChannel(type.getRank() - 1, 1);
+  perChannel[0] = type.getDimSize(1);
+  Compose c{n};
+  auto channel = [&](Value v) -> Value {
+    auto r = reshape(n, v, perChannel);
+    return failed(r) ? (c.failed = true, Value()) : *r;
+  };
+  Value eps = c.c(in[0], n.floatAttr("epsilon", 1e-5f));
+  Value invStd = c.un<ReciprocalOp>(
+      c.un<SqrtOp>(c.bin<AddOp>(channel(in[4]), eps)));
+  Value y = c.bin<MulOp>(c.bin<SubOp>(in[0], channel(in[3])),
+                         c.bin<MulOp>(invStd, channel(in[1])));
+  return c.emit(c.bin<AddOp>(y, channel(in[2])));
+}
+
+LogicalResult castLike(NodeImporter &n) {
+  auto x = n.requiredInput(0, "input");
+  auto like = n.requiredInput(1, "target_type");
+  if (failed(x) || failed(like))
+    return failure();
+  return emit(n, n.create<CastOp>(
+                     withShape(RankedTensorType::get(
+                                   n.typeOf(*x).getShape(),
+                                   n.typeOf(*like).getElementType()),
+                               n.typeOf(*x).getShape()),
+                     *x));
+}
+
+/// Static shapes: Size is a constant.
+LogicalResult size(NodeImporter &n) {
+  auto x = n.requiredInput(0, "data");
+  if (failed(x))
+    return failure();
+  auto t = RankedTensorType::get({}, n.b.getI64Type());
+  n.outputs.push_back(n.constant(DenseElementsAttr::get(
+      t, n.b.getI64IntegerAttr(n.typeOf(*x).getNumElements()).getValue())));
+  return success();
+}
+
+FailureOr<Value> absOf(NodeImporter &n, Value v) {
+  return n.create<AbsOp>(v.getType(), v);
+}
+FailureOr<Value> squareOf(NodeImporter &n, Value v) {
+  return n.create<MulOp>(v.getType(), v, v);
+}
+FailureOr<Value> expOf(NodeImporter &n, Value v) {
+  return n.create<ExpOp>(v.getType(), v);
+}
+FailureOr<Value> negOf(NodeImporter &n, Value v) {
+  return n.create<NegOp>(v.getType(), v);
+}
+FailureOr<Value> sqrtOf(NodeImporter &n, Value v) {
+  return n.create<SqrtOp>(v.getType(), v);
+}
+FailureOr<Value> logOf(NodeImporter &n, Value v) {
+  return n.create<LogOp>(v.getType(), v);
+}
+
 struct OpEntry {
   StringRef opType;
   int64_t since; // first opset of the semantics imported
@@ -740,57 +1042,100 @@ struct OpEntry {
 };
 
 const OpEntry kOps[] = {
-    {"Add", 7, binary<AddOp>},
+    {"Abs", 1, unary<AbsOp>},
+    {"Add", 1, binary<AddOp>},
+    {"And", 7, boolean<AndOp>},
+    {"BatchNormalization", 6, batchNorm},
     {"Cast", 6, cast},
-    {"Concat", 11, concat},
-    {"Constant", 11, constantOp},
+    {"CastLike", 15, castLike},
+    {"Ceil", 1, unary<CeilOp>},
+    {"Celu", 12, activation<celu>},
+    {"Clip", 6, clip},
+    {"Concat", 1, concat},
+    {"Constant", 1, constantOp},
     {"ConstantOfShape", 9, constantOfShape},
-    {"Div", 7, binary<DivOp>},
-    {"Dropout", 12, dropout},
+    {"Cos", 7, unary<CosOp>},
+    {"Div", 1, binary<DivOp>},
+    {"Dropout", 1, dropout},
+    {"Elu", 6, activation<elu>},
+    {"Equal", 7, boolean<EqualOp>},
     {"Erf", 9, unary<ErfOp>},
-    {"Exp", 6, unary<ExpOp>},
+    {"Exp", 1, unary<ExpOp>},
     {"Expand", 8, expand},
-    {"Flatten", 11, flatten},
-    {"Gather", 11, gather},
-    {"Gemm", 11, gemm},
-    {"Greater", 9, greater},
+    {"Flatten", 1, flatten},
+    {"Floor", 1, unary<FloorOp>},
+    {"Gather", 1, gather},
+    {"Gemm", 1, gemm},
+    {"Greater", 7, boolean<GreaterOp>},
+    {"GreaterOrEqual", 12, boolean<GreaterEqualOp>},
+    {"HardSigmoid", 6, activation<hardSigmoid>},
+    {"HardSwish", 14, activation<hardSwish>},
     {"Identity", 1, identity},
     {"LayerNormalization", 17, layerNorm},
-    {"Log", 6, unary<LogOp>},
-    {"LogSoftmax", 11, softmax<LogSoftmaxOp>},
-    {"MatMul", 9, matmul},
-    {"Max", 8, variadic<MaxOp>},
-    {"Min", 8, variadic<MinOp>},
-    {"Mul", 7, binary<MulOp>},
-    {"Neg", 6, unary<NegOp>},
-    {"Pow", 7, pow},
-    {"Reciprocal", 6, unary<ReciprocalOp>},
-    {"ReduceMax", 11, reduce<ReduceMaxOp, 18>},
-    {"ReduceMean", 11, reduce<ReduceMeanOp, 18>},
-    {"ReduceSum", 11, reduce<ReduceSumOp, 13>},
-    {"Relu", 6, unary<ReluOp>},
+    {"LeakyRelu", 6, activation<leakyRelu>},
+    {"Less", 7, boolean<LessOp>},
+    {"LessOrEqual", 12, boolean<LessEqualOp>},
+    {"Log", 1, unary<LogOp>},
+    {"LogSoftmax", 1, softmax<LogSoftmaxOp>},
+    {"MatMul", 1, matmul},
+    {"Max", 6, variadic<MaxOp>},
+    {"Mean", 6, sumOrMean<true>},
+    {"Min", 6, variadic<MinOp>},
+    {"Mul", 1, binary<MulOp>},
+    {"Neg", 1, unary<NegOp>},
+    {"Not", 1, unary<NotOp>},
+    {"Or", 7, boolean<OrOp>},
+    {"PRelu", 7, prelu},
+    {"Pow", 1, pow},
+    {"Reciprocal", 1, unary<ReciprocalOp>},
+    {"ReduceL1", 1, reduce<ReduceSumOp, 18, absOf>},
+    {"ReduceL2", 1, reduce<ReduceSumOp, 18, squareOf, sqrtOf>},
+    {"ReduceLogSum", 1, reduce<ReduceSumOp, 18, same, logOf>},
+    {"ReduceLogSumExp", 1, reduce<ReduceSumOp, 18, expOf, logOf>},
+    {"ReduceMax", 1, reduce<ReduceMaxOp, 18>},
+    {"ReduceMean", 1, reduce<ReduceMeanOp, 18>},
+    {"ReduceMin", 1, reduce<ReduceMaxOp, 18, negOf, negOf>},
+    {"ReduceSum", 1, reduce<ReduceSumOp, 13>},
+    {"ReduceSumSquare", 1, reduce<ReduceSumOp, 18, squareOf>},
+    {"Relu", 1, unary<ReluOp>},
     {"Reshape", 5, reshapeOp},
+    {"Round", 11, unary<RoundOp>},
+    {"Selu", 6, activation<selu>},
     {"Shape", 1, shape},
-    {"Sigmoid", 6, unary<SigmoidOp>},
-    {"Slice", 10, slice},
-    {"Softmax", 11, softmax<SoftmaxOp>},
-    {"Split", 11, split},
-    {"Sqrt", 6, unary<SqrtOp>},
-    {"Squeeze", 11, squeeze},
-    {"Sub", 7, binary<SubOp>},
-    {"Tanh", 6, unary<TanhOp>},
+    {"Sigmoid", 1, unary<SigmoidOp>},
+    {"Sin", 7, unary<SinOp>},
+    {"Size", 1, size},
+    {"Slice", 1, slice},
+    {"Softmax", 1, softmax<SoftmaxOp>},
+    {"Softplus", 1, activation<softplus>},
+    {"Softsign", 1, activation<softsign>},
+    {"Split", 2, split},
+    {"Sqrt", 1, unary<SqrtOp>},
+    {"Squeeze", 1, squeeze},
+    {"Sub", 1, binary<SubOp>},
+    {"Sum", 6, sumOrMean<false>},
+    {"Tanh", 1, unary<TanhOp>},
+    {"ThresholdedRelu", 10, activation<thresholdedRelu>},
     {"Transpose", 1, transposeOp},
-    {"Unsqueeze", 11, unsqueeze},
+    {"Unsqueeze", 1, unsqueeze},
     {"Where", 9, where},
+    {"Xor", 7, boolean<XorOp>},
 };
 
 } // namespace
 
-NodeHandler tp::lookupNodeHandler(StringRef opType) {
+NodeHandler tp::lookupNodeHandler(StringRef opType, int64_t opset) {
   for (const OpEntry &e : kOps)
-    if (e.opType == opType)
+    if (e.opType == opType && opset >= e.since)
       return e.handler;
   return nullptr;
+}
+
+int64_t tp::onnxOpSince(StringRef opType) {
+  for (const OpEntry &e : kOps)
+    if (e.opType == opType)
+      return e.since;
+  return 0;
 }
 
 ArrayRef<std::pair<StringRef, int64_t>> tp::supportedOnnxOps() {

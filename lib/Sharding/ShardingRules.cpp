@@ -234,7 +234,9 @@ std::optional<ShardingRule> tp::getShardingRule(Operation *op) {
   return llvm::TypeSwitch<Operation *, std::optional<ShardingRule>>(op)
       .Case<AddOp, SubOp, MulOp, DivOp, PowOp, MaxOp, MinOp, ReluOp, NegOp,
             SqrtOp, ErfOp, TanhOp, SigmoidOp, ExpOp, LogOp, ReciprocalOp,
-            CastOp, WhereOp, ExpandOp, GreaterOp>(
+            CastOp, WhereOp, ExpandOp, GreaterOp, LessOp, EqualOp,
+            GreaterEqualOp, LessEqualOp, AndOp, OrOp, XorOp, NotOp, AbsOp,
+            CeilOp, FloorOp, RoundOp, CosOp, SinOp>(
           [](Operation *op) { return elementwiseRule(op); })
       .Case([](MatMulOp op) { return matmulRule(op); })
       .Case([](TransposeOp op) { return transposeRule(op); })

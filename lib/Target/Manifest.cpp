@@ -25,6 +25,10 @@ static std::string dtypeName(Type t) {
     return "i32";
   if (t.isInteger(1))
     return "i1";
+  if (t.isInteger(8))
+    return "i8";
+  if (t.isInteger(16))
+    return "i16";
   std::string s;
   llvm::raw_string_ostream os(s);
   os << t;

@@ -11,6 +11,11 @@ size_t tprt::dtypeSize(int32_t dtype) {
   case TPRT_F32:
   case TPRT_I32:
     return 4;
+  case TPRT_BOOL:
+  case TPRT_I8:
+    return 1;
+  case TPRT_I16:
+    return 2;
   case TPRT_F16:
   case TPRT_BF16:
     return 2;
@@ -36,6 +41,12 @@ const char *tprt::dtypeName(int32_t dtype) {
     return "f64";
   case TPRT_I32:
     return "i32";
+  case TPRT_BOOL:
+    return "i1";
+  case TPRT_I8:
+    return "i8";
+  case TPRT_I16:
+    return "i16";
   default:
     return "?";
   }
@@ -43,7 +54,7 @@ const char *tprt::dtypeName(int32_t dtype) {
 
 int32_t tprt::dtypeFromName(const std::string &name) {
   for (int32_t d : {TPRT_F32, TPRT_F16, TPRT_BF16, TPRT_I64, TPRT_F64,
-                    TPRT_I32})
+                    TPRT_I32, TPRT_BOOL, TPRT_I8, TPRT_I16})
     if (name == dtypeName(d))
       return d;
   return -1;
@@ -151,6 +162,16 @@ void tprt::reduceInto(void *dst, const void *src, int64_t count,
   case TPRT_I32:
     return reduceTyped(static_cast<int32_t *>(dst),
                        static_cast<const int32_t *>(src), count, op);
+  case TPRT_I16:
+    return reduceTyped(static_cast<int16_t *>(dst),
+                       static_cast<const int16_t *>(src), count, op);
+  case TPRT_I8:
+    return reduceTyped(static_cast<int8_t *>(dst),
+                       static_cast<const int8_t *>(src), count, op);
+  case TPRT_BOOL: // sum and max of booleans: or
+    for (int64_t i = 0; i < count; ++i)
+      static_cast<uint8_t *>(dst)[i] |= static_cast<const uint8_t *>(src)[i];
+    return;
   case TPRT_F16:
     return reduce16<halfToFloat, floatToHalf>(
         static_cast<uint16_t *>(dst), static_cast<const uint16_t *>(src),

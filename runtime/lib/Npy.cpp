@@ -18,6 +18,12 @@ static const char *descr(int32_t dtype) {
     return "<i8";
   case TPRT_I32:
     return "<i4";
+  case TPRT_I16:
+    return "<i2";
+  case TPRT_I8:
+    return "|i1";
+  case TPRT_BOOL:
+    return "|b1";
   default:
     return nullptr;
   }
@@ -54,7 +60,8 @@ Status tprt::readNpy(const std::string &path, NpyArray &out) {
   size_t q1 = d.find('\''), q2 = d.find('\'', q1 + 1);
   std::string type = d.substr(q1 + 1, q2 - q1 - 1);
   out.dtype = -1;
-  for (int32_t t : {TPRT_F32, TPRT_F64, TPRT_F16, TPRT_I64, TPRT_I32})
+  for (int32_t t : {TPRT_F32, TPRT_F64, TPRT_F16, TPRT_I64, TPRT_I32,
+                    TPRT_I16, TPRT_I8, TPRT_BOOL})
     if (type == descr(t))
       out.dtype = t;
   if (out.dtype < 0)

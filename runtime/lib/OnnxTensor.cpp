@@ -26,6 +26,12 @@ int32_t tprtDtype(int onnxType) {
     return TPRT_I64;
   case onnx::TensorProto::INT32:
     return TPRT_I32;
+  case onnx::TensorProto::INT16:
+    return TPRT_I16;
+  case onnx::TensorProto::INT8:
+    return TPRT_I8;
+  case onnx::TensorProto::BOOL:
+    return TPRT_BOOL;
   default:
     return -1;
   }
@@ -57,7 +63,7 @@ Status tprt::readTensorProto(const std::string &path, std::string &name,
     return Status::error(path + ": ONNX data type " +
                          std::to_string(t.data_type()) +
                          " is not supported by tp-run (f32, f64, f16, bf16, "
-                         "i64, i32)");
+                         "i64, i32, i16, i8, bool)");
   name = t.name();
   out.shape.assign(t.dims().begin(), t.dims().end());
   int64_t count = 1;
@@ -78,7 +84,7 @@ Status tprt::readTensorProto(const std::string &path, std::string &name,
       copyField(t.int64_data(), 8, out.data);
       break;
     default: {
-      // i32, and f16 / bf16 bit patterns, live in int32_data.
+      // i32, i16, i8, bool, and f16 / bf16 bit patterns live in int32_data.
       out.data.resize(t.int32_data_size() * es);
       for (int i = 0; i < t.int32_data_size(); ++i) {
         int32_t v = t.int32_data(i);

@@ -259,6 +259,15 @@ double toDouble(const char *p, int32_t dtype) {
     std::memcpy(&i, p, 8);
     return double(i);
   }
+  case TPRT_I16: {
+    int16_t i;
+    std::memcpy(&i, p, 2);
+    return double(i);
+  }
+  case TPRT_I8:
+    return double(*reinterpret_cast<const int8_t *>(p));
+  case TPRT_BOOL:
+    return double(*reinterpret_cast<const uint8_t *>(p) != 0);
   default: {
     int32_t i;
     std::memcpy(&i, p, 4);

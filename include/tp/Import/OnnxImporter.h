@@ -33,7 +33,7 @@ struct OnnxImportOptions {
 };
 
 /// The ONNX opsets (default domain) the importer accepts.
-constexpr int64_t kMinOnnxOpset = 11;
+constexpr int64_t kMinOnnxOpset = 1;
 constexpr int64_t kMaxOnnxOpset = 17;
 
 /// Imports `path`. On failure emits diagnostics (each naming the file, node

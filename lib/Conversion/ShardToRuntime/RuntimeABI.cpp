@@ -16,5 +16,11 @@ std::optional<int32_t> mlir::tp::runtimeDType(Type t) {
     return TPRT_I64;
   if (t.isInteger(32))
     return TPRT_I32;
+  if (t.isInteger(16))
+    return TPRT_I16;
+  if (t.isInteger(8))
+    return TPRT_I8;
+  if (t.isInteger(1))
+    return TPRT_BOOL;
   return std::nullopt;
 }

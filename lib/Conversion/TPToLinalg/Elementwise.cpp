@@ -53,12 +53,21 @@ Value select(OpBuilder &b, Location loc, ValueRange args) {
 
 Value identity(OpBuilder &, Location, ValueRange args) { return args[0]; }
 
-Value greater(OpBuilder &b, Location loc, ValueRange args) {
+template <arith::CmpFPredicate FloatPred, arith::CmpIPredicate IntPred>
+Value compare(OpBuilder &b, Location loc, ValueRange args) {
   if (isa<FloatType>(args[0].getType()))
-    return arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, args[0],
-                                 args[1]);
-  return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, args[0],
-                               args[1]);
+    return arith::CmpFOp::create(b, loc, FloatPred, args[0], args[1]);
+  return arith::CmpIOp::create(b, loc, IntPred, args[0], args[1]);
+}
+
+template <typename IntOp>
+Value binaryInt(OpBuilder &b, Location loc, ValueRange args) {
+  return IntOp::create(b, loc, args[0], args[1]);
+}
+
+Value logicalNot(OpBuilder &b, Location loc, ValueRange args) {
+  Value one = arith::ConstantIntOp::create(b, loc, b.getI1Type(), 1);
+  return arith::XOrIOp::create(b, loc, args[0], one);
 }
 
 /// Lowers an elementwise tp op (any arity, ONNX broadcasting) to one
@@ -155,6 +164,25 @@ void tp::populateElementwiseLoweringPatterns(RewritePatternSet &patterns) {
       ElementwiseLowering<ReciprocalOp, reciprocal>,
       ElementwiseLowering<WhereOp, select>,
       ElementwiseLowering<ExpandOp, identity>,
-      ElementwiseLowering<GreaterOp, greater>, CastLowering>(
+      ElementwiseLowering<AbsOp, unaryFloat<math::AbsFOp>>,
+      ElementwiseLowering<CeilOp, unaryFloat<math::CeilOp>>,
+      ElementwiseLowering<FloorOp, unaryFloat<math::FloorOp>>,
+      ElementwiseLowering<RoundOp, unaryFloat<math::RoundEvenOp>>,
+      ElementwiseLowering<CosOp, unaryFloat<math::CosOp>>,
+      ElementwiseLowering<SinOp, unaryFloat<math::SinOp>>,
+      ElementwiseLowering<GreaterOp, compare<arith::CmpFPredicate::OGT,
+                                             arith::CmpIPredicate::sgt>>,
+      ElementwiseLowering<LessOp, compare<arith::CmpFPredicate::OLT,
+                                          arith::CmpIPredicate::slt>>,
+      ElementwiseLowering<EqualOp, compare<arith::CmpFPredicate::OEQ,
+                                           arith::CmpIPredicate::eq>>,
+      ElementwiseLowering<GreaterEqualOp, compare<arith::CmpFPredicate::OGE,
+                                                  arith::CmpIPredicate::sge>>,
+      ElementwiseLowering<LessEqualOp, compare<arith::CmpFPredicate::OLE,
+                                               arith::CmpIPredicate::sle>>,
+      ElementwiseLowering<AndOp, binaryInt<arith::AndIOp>>,
+      ElementwiseLowering<OrOp, binaryInt<arith::OrIOp>>,
+      ElementwiseLowering<XorOp, binaryInt<arith::XOrIOp>>,
+      ElementwiseLowering<NotOp, logicalNot>, CastLowering>(
       patterns.getContext());
 }

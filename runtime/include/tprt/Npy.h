@@ -17,7 +17,7 @@ struct NpyArray {
   std::string shapeString() const;
 };
 
-/// Reads a C-order .npy file of f32, f64, f16, i64 or i32.
+/// Reads a C-order .npy file of f32, f64, f16, i64, i32, i16, i8 or bool.
 Status readNpy(const std::string &path, NpyArray &out);
 Status writeNpy(const std::string &path, const NpyArray &array);
 

@@ -25,6 +25,9 @@ enum {
   TPRT_I64 = 3,
   TPRT_F64 = 4,
   TPRT_I32 = 5,
+  TPRT_BOOL = 6, /* one byte, 0 or 1 (MLIR i1 in memory) */
+  TPRT_I8 = 7,
+  TPRT_I16 = 8,
 };
 
 /* Reductions. */

@@ -85,15 +85,31 @@ OpFoldResult CastOp::fold(FoldAdaptor adaptor) {
   return {};
 }
 
-LogicalResult GreaterOp::verify() {
+/// Comparisons and logical ops: an i1 result of the broadcast shape.
+static LogicalResult verifyBooleanResult(Operation *op, Value lhs, Value rhs,
+                                         Value result) {
   std::string why;
-  RankedTensorType inferred = inferBinaryOpType(
-      getLhs().getType(), getRhs().getType(), broadcastShapes, why);
+  RankedTensorType inferred =
+      inferBinaryOpType(lhs.getType(), rhs.getType(), broadcastShapes, why);
   if (!inferred)
-    return emitOpError(why);
-  return verifyResult(*this, inferred.getShape(),
-                      IntegerType::get(getContext(), 1));
+    return op->emitOpError(why);
+  return verifyResult(op, inferred.getShape(),
+                      IntegerType::get(op->getContext(), 1));
 }
+
+#define TP_BOOLEAN_VERIFIER(Op)                                                \
+  LogicalResult Op::verify() {                                                 \
+    return verifyBooleanResult(*this, getLhs(), getRhs(), getResult());        \
+  }
+TP_BOOLEAN_VERIFIER(GreaterOp)
+TP_BOOLEAN_VERIFIER(LessOp)
+TP_BOOLEAN_VERIFIER(EqualOp)
+TP_BOOLEAN_VERIFIER(GreaterEqualOp)
+TP_BOOLEAN_VERIFIER(LessEqualOp)
+TP_BOOLEAN_VERIFIER(AndOp)
+TP_BOOLEAN_VERIFIER(OrOp)
+TP_BOOLEAN_VERIFIER(XorOp)
+#undef TP_BOOLEAN_VERIFIER
 
 LogicalResult WhereOp::verify() {
   std::string why;

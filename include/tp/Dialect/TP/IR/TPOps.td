@@ -81,9 +81,12 @@ def TP_MulOp : TP_BroadcastBinaryOp<"mul", "Mul", [Commutative]>;
 def TP_DivOp : TP_BroadcastBinaryOp<"div", "Div">;
 def TP_PowOp : TP_BroadcastBinaryOp<"pow", "Pow">;
 
-def TP_GreaterOp : TP_Op<"greater", [Pure]> {
-  let summary = "ONNX Greater: elementwise lhs > rhs with broadcasting";
+class TP_CompareOp<string mnemonic, string onnxName>
+    : TP_Op<mnemonic, [Pure]> {
+  let summary = "ONNX " # onnxName # ": elementwise comparison with broadcasting";
   let description = [{
+    A boolean (i1) tensor of the broadcast shape.
+
     ```mlir
     %m = tp.greater %x, %zero : tensor<8x64xf32>, tensor<f32> -> tensor<8x64xi1>
     ```
@@ -94,6 +97,32 @@ def TP_GreaterOp : TP_Op<"greater", [Pure]> {
     $lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)
   }];
   let hasVerifier = 1;
+}
+def TP_GreaterOp : TP_CompareOp<"greater", "Greater">;
+def TP_LessOp : TP_CompareOp<"less", "Less">;
+def TP_EqualOp : TP_CompareOp<"equal", "Equal">;
+def TP_GreaterEqualOp : TP_CompareOp<"greater_equal", "GreaterOrEqual">;
+def TP_LessEqualOp : TP_CompareOp<"less_equal", "LessOrEqual">;
+
+class TP_LogicalOp<string mnemonic, string onnxName>
+    : TP_Op<mnemonic, [Pure]> {
+  let summary = "ONNX " # onnxName # ": elementwise on booleans with broadcasting";
+  let arguments = (ins StaticShapeTensorOf<[I1]>:$lhs,
+                       StaticShapeTensorOf<[I1]>:$rhs);
+  let results = (outs StaticShapeTensorOf<[I1]>:$result);
+  let assemblyFormat = [{
+    $lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+def TP_AndOp : TP_LogicalOp<"and", "And">;
+def TP_OrOp : TP_LogicalOp<"or", "Or">;
+def TP_XorOp : TP_LogicalOp<"xor", "Xor">;
+def TP_NotOp : TP_Op<"not", [Pure, SameOperandsAndResultType]> {
+  let summary = "ONNX Not: elementwise boolean negation";
+  let arguments = (ins StaticShapeTensorOf<[I1]>:$input);
+  let results = (outs StaticShapeTensorOf<[I1]>:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
 }
 def TP_MaxOp : TP_BroadcastBinaryOp<"max", "Max", [Commutative]>;
 def TP_MinOp : TP_BroadcastBinaryOp<"min", "Min", [Commutative]>;
@@ -119,6 +148,14 @@ def TP_ReluOp : TP_UnaryOp<"relu", "Relu"> {
   }];
 }
 def TP_NegOp : TP_UnaryOp<"neg", "Neg">;
+def TP_AbsOp : TP_UnaryOp<"abs", "Abs">;
+def TP_CeilOp : TP_UnaryOp<"ceil", "Ceil">;
+def TP_FloorOp : TP_UnaryOp<"floor", "Floor">;
+def TP_RoundOp : TP_UnaryOp<"round", "Round"> {
+  let description = "ONNX `Round`: to the nearest integer, halves to even.";
+}
+def TP_CosOp : TP_UnaryOp<"cos", "Cos">;
+def TP_SinOp : TP_UnaryOp<"sin", "Sin">;
 def TP_SqrtOp : TP_UnaryOp<"sqrt", "Sqrt">;
 def TP_ErfOp : TP_UnaryOp<"erf", "Erf">;
 def TP_TanhOp : TP_UnaryOp<"tanh", "Tanh">;

@@ -67,6 +67,7 @@ public:
   int64_t intAttr(StringRef name, int64_t dflt) const;
   float floatAttr(StringRef name, float dflt) const;
   std::optional<SmallVector<int64_t>> intsAttr(StringRef name) const;
+  std::string stringAttr(StringRef name, StringRef dflt) const;
 
   /// The integer contents of a compile-time constant input (shape, axes,
   /// starts...), or an error naming the input.

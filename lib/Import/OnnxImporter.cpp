@@ -61,6 +61,11 @@ float NodeImporter::floatAttr(StringRef name, float dflt) const {
   return a ? a->f() : dflt;
 }
 
+std::string NodeImporter::stringAttr(StringRef name, StringRef dflt) const {
+  const auto *a = attr(name);
+  return a ? a->s() : dflt.str();
+}
+
 std::optional<SmallVector<int64_t>>
 NodeImporter::intsAttr(StringRef name) const {
   const auto *a = attr(name);

@@ -1035,6 +1035,215 @@ FailureOr<Value> logOf(NodeImporter &n, Value v) {
   return n.create<LogOp>(v.getType(), v);
 }
 
+//===----------------------------------------------------------------------===//
+// Convolution and pooling
+//===----------------------------------------------------------------------===//
+
+/// Window attributes of Conv / MaxPool / AveragePool resolved to explicit
+/// pads: auto_pad (SAME_UPPER / SAME_LOWER / VALID) and ceil_mode (extra
+/// end padding so that ONNX's floor formula gives the ceil result).
+struct Window {
+  SmallVector<int64_t> kernel, strides, dilations, pads;
+};
+
+FailureOr<Window> windowAttrs(NodeImporter &n, ArrayRef<int64_t> spatial,
+                              ArrayRef<int64_t> kernel) {
+  size_t r = spatial.size();
+  Window w;
+  w.kernel.assign(kernel.begin(), kernel.end());
+  w.strides = n.intsAttr("strides").value_or(SmallVector<int64_t>(r, 1));
+  w.dilations = n.intsAttr("dilations").value_or(SmallVector<int64_t>(r, 1));
+  w.pads = n.intsAttr("pads").value_or(SmallVector<int64_t>(2 * r, 0));
+  if (w.kernel.size() != r || w.strides.size() != r ||
+      w.dilations.size() != r || w.pads.size() != 2 * r)
+    return n.error() << "kernel_shape, strides, dilations and pads must "
+                        "cover the " << r << " spatial dims",
+           failure();
+  std::string autoPad = n.stringAttr("auto_pad", "NOTSET");
+  for (size_t i = 0; i < r; ++i) {
+    int64_t span = w.dilations[i] * (w.kernel[i] - 1) + 1;
+    if (autoPad == "VALID") {
+      w.pads[i] = w.pads[r + i] = 0;
+    } else if (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") {
+      int64_t out = (spatial[i] + w.strides[i] - 1) / w.strides[i];
+      int64_t total =
+          std::max<int64_t>(0, (out - 1) * w.strides[i] + span - spatial[i]);
+      int64_t small = total / 2;
+      w.pads[i] = autoPad == "SAME_UPPER" ? small : total - small;
+      w.pads[r + i] = total - w.pads[i];
+    } else if (autoPad != "NOTSET") {
+      return n.error() << "unknown auto_pad '" << autoPad << "'", failure();
+    }
+    if (n.intAttr("ceil_mode", 0)) {
+      int64_t padded = spatial[i] + w.pads[i] + w.pads[r + i];
+      int64_t out = (padded - span + w.strides[i] - 1) / w.strides[i] + 1;
+      // The last window must start inside the input or its begin padding.
+      if ((out - 1) * w.strides[i] >= spatial[i] + w.pads[i])
+        --out;
+      w.pads[r + i] +=
+          std::max<int64_t>(0, (out - 1) * w.strides[i] + span - padded);
+    }
+  }
+  return w;
+}
+
+LogicalResult conv(NodeImporter &n) {
+  auto x = n.requiredInput(0, "X");
+  auto wt = n.requiredInput(1, "W");
+  if (failed(x) || failed(wt))
+    return failure();
+  RankedTensorType xt = n.typeOf(*x), ft = n.typeOf(*wt);
+  if (xt.getRank() < 3 || ft.getRank() != xt.getRank())
+    return n.error() << "needs X [N, C, S...] and W [M, C/group, K...], got "
+                     << xt << " and " << ft;
+  auto w = windowAttrs(n, xt.getShape().drop_front(2),
+                       ft.getShape().drop_front(2));
+  if (failed(w))
+    return failure();
+  std::string why;
+  auto spatial = windowOutputShape(xt.getShape().drop_front(2), w->kernel,
+                                   w->strides, w->dilations, w->pads, why);
+  if (!spatial)
+    return n.error() << why;
+  SmallVector<int64_t> shape = {xt.getDimSize(0), ft.getDimSize(0)};
+  llvm::append_range(shape, *spatial);
+  auto y = n.create<ConvOp>(withShape(xt, shape), *x, *wt,
+                            n.b.getDenseI64ArrayAttr(w->strides),
+                            n.b.getDenseI64ArrayAttr(w->dilations),
+                            n.b.getDenseI64ArrayAttr(w->pads),
+                            n.b.getI64IntegerAttr(n.intAttr("group", 1)));
+  if (failed(y) || !n.input(2))
+    return emit(n, y);
+  // Bias [M] -> [M, 1, ...] added along the channels.
+  SmallVector<int64_t> biasShape(shape.size() - 1, 1);
+  biasShape[0] = shape[1];
+  auto bias = reshape(n, n.input(2), biasShape);
+  if (failed(bias))
+    return failure();
+  return emit(n, n.createInferred<AddOp>(*y, *bias));
+}
+
+template <bool IsMax> LogicalResult pool(NodeImporter &n) {
+  auto x = n.requiredInput(0, "X");
+  if (failed(x))
+    return failure();
+  if (IsMax && n.outputUsed(1))
+    return n.error() << "the Indices output is not supported";
+  RankedTensorType xt = n.typeOf(*x);
+  auto kernel = n.intsAttr("kernel_shape");
+  if (!kernel || xt.getRank() < 3)
+    return n.error() << "needs kernel_shape and an input [N, C, S...], got "
+                     << xt;
+  auto w = windowAttrs(n, xt.getShape().drop_front(2), *kernel);
+  if (failed(w))
+    return failure();
+  std::string why;
+  auto spatial = windowOutputShape(xt.getShape().drop_front(2), w->kernel,
+                                   w->strides, w->dilations, w->pads, why);
+  if (!spatial)
+    return n.error() << why;
+  SmallVector<int64_t> shape(xt.getShape().take_front(2));
+  llvm::append_range(shape, *spatial);
+  return emit(n, n.create<PoolOp>(
+                     withShape(xt, shape), *x,
+                     n.b.getStringAttr(IsMax ? "max" : "avg"),
+                     n.b.getDenseI64ArrayAttr(w->kernel),
+                     n.b.getDenseI64ArrayAttr(w->strides),
+                     n.b.getDenseI64ArrayAttr(w->dilations),
+                     n.b.getDenseI64ArrayAttr(w->pads),
+                     n.b.getBoolAttr(n.intAttr("count_include_pad", 0))));
+}
+
+/// GlobalAveragePool / GlobalMaxPool: a keepdims reduction over S....
+template <typename ReduceOpTy> LogicalResult globalPool(NodeImporter &n) {
+  auto x = n.requiredInput(0, "X");
+  if (failed(x))
+    return failure();
+  RankedTensorType xt = n.typeOf(*x);
+  if (xt.getRank() < 3)
+    return n.error() << "needs an input [N, C, S...], got " << xt;
+  SmallVector<int64_t> axes = llvm::to_vector(llvm::seq<int64_t>(2, xt.getRank()));
+  return emit(n, n.create<ReduceOpTy>(
+                     withShape(xt, reducedShape(xt.getShape(), axes, true)), *x,
+                     n.b.getDenseI64ArrayAttr(axes), n.b.getBoolAttr(true)));
+}
+
+/// Pad, constant mode: blocks of the constant concatenated before and after
+/// each padded axis (negative pads slice).
+LogicalResult pad(NodeImporter &n) {
+  auto x = n.requiredInput(0, "data");
+  if (failed(x))
+    return failure();
+  std::string mode = n.stringAttr("mode", "constant");
+  if (mode != "constant")
+    return n.error() << "mode '" << mode << "' is not supported (constant only)";
+  RankedTensorType t = n.typeOf(*x);
+  int64_t rank = t.getRank();
+  SmallVector<int64_t> pads;
+  double value = 0;
+  if (n.opset < 11) {
+    pads = n.intsAttr("pads").value_or(SmallVector<int64_t>());
+    value = n.floatAttr("value", 0);
+  } else {
+    auto p = n.constantInts(n.input(1), "pads");
+    if (failed(p))
+      return failure();
+    pads = *p;
+    if (Value c = n.input(2)) {
+      DenseElementsAttr attr;
+      if (!matchPattern(c, m_Constant(&attr)))
+        return n.error() << "the constant_value input must be a compile-time "
+                            "constant";
+      auto values = llvm::to_vector(attr.getValues<Attribute>());
+      if (auto f = dyn_cast<FloatAttr>(values[0]))
+        value = f.getValueAsDouble();
+      else if (auto i = dyn_cast<IntegerAttr>(values[0]))
+        value = double(i.getInt());
+    }
+  }
+  if (int64_t(pads.size()) != 2 * rank)
+    return n.error() << "needs " << 2 * rank << " pads, got " << pads.size();
+  Value y = *x;
+  for (int64_t d = 0; d < rank; ++d) {
+    int64_t before = pads[d], after = pads[rank + d];
+    RankedTensorType cur = n.typeOf(y);
+    if (before < 0 || after < 0) {
+      int64_t start = std::max<int64_t>(0, -before);
+      int64_t end = cur.getDimSize(d) - std::max<int64_t>(0, -after);
+      auto s = sliceAlong(n, y, d, start, end, 1);
+      if (failed(s))
+        return failure();
+      y = *s;
+      cur = n.typeOf(y);
+    }
+    SmallVector<Value> parts;
+    auto block = [&](int64_t size) {
+      SmallVector<int64_t> shape(cur.getShape());
+      shape[d] = size;
+      auto bt = withShape(cur, shape);
+      Type e = bt.getElementType();
+      Attribute v = isa<FloatType>(e) ? Attribute(n.b.getFloatAttr(e, value))
+                                      : Attribute(n.b.getIntegerAttr(e, int64_t(value)));
+      parts.push_back(n.constant(DenseElementsAttr::get(bt, v)));
+    };
+    if (before > 0)
+      block(before);
+    parts.push_back(y);
+    if (after > 0)
+      block(after);
+    if (parts.size() == 1)
+      continue;
+    SmallVector<int64_t> shape(cur.getShape());
+    shape[d] += std::max<int64_t>(0, before) + std::max<int64_t>(0, after);
+    auto c = n.create<ConcatOp>(withShape(cur, shape), parts, d);
+    if (failed(c))
+      return failure();
+    y = *c;
+  }
+  n.outputs.push_back(y);
+  return success();
+}
+
 struct OpEntry {
   StringRef opType;
   int64_t since; // first opset of the semantics imported
@@ -1045,6 +1254,7 @@ const OpEntry kOps[] = {
     {"Abs", 1, unary<AbsOp>},
     {"Add", 1, binary<AddOp>},
     {"And", 7, boolean<AndOp>},
+    {"AveragePool", 1, pool<false>},
     {"BatchNormalization", 6, batchNorm},
     {"Cast", 6, cast},
     {"CastLike", 15, castLike},
@@ -1054,6 +1264,7 @@ const OpEntry kOps[] = {
     {"Concat", 1, concat},
     {"Constant", 1, constantOp},
     {"ConstantOfShape", 9, constantOfShape},
+    {"Conv", 1, conv},
     {"Cos", 7, unary<CosOp>},
     {"Div", 1, binary<DivOp>},
     {"Dropout", 1, dropout},
@@ -1066,6 +1277,8 @@ const OpEntry kOps[] = {
     {"Floor", 1, unary<FloorOp>},
     {"Gather", 1, gather},
     {"Gemm", 1, gemm},
+    {"GlobalAveragePool", 1, globalPool<ReduceMeanOp>},
+    {"GlobalMaxPool", 1, globalPool<ReduceMaxOp>},
     {"Greater", 7, boolean<GreaterOp>},
     {"GreaterOrEqual", 12, boolean<GreaterEqualOp>},
     {"HardSigmoid", 6, activation<hardSigmoid>},
@@ -1079,6 +1292,7 @@ const OpEntry kOps[] = {
     {"LogSoftmax", 1, softmax<LogSoftmaxOp>},
     {"MatMul", 1, matmul},
     {"Max", 6, variadic<MaxOp>},
+    {"MaxPool", 1, pool<true>},
     {"Mean", 6, sumOrMean<true>},
     {"Min", 6, variadic<MinOp>},
     {"Mul", 1, binary<MulOp>},
@@ -1086,6 +1300,7 @@ const OpEntry kOps[] = {
     {"Not", 1, unary<NotOp>},
     {"Or", 7, boolean<OrOp>},
     {"PRelu", 7, prelu},
+    {"Pad", 2, pad},
     {"Pow", 1, pow},
     {"Reciprocal", 1, unary<ReciprocalOp>},
     {"ReduceL1", 1, reduce<ReduceSumOp, 18, absOf>},

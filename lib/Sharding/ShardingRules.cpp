@@ -230,6 +230,49 @@ static ShardingRule oneHotRule(OneHotOp op) {
   return rule;
 }
 
+/// Conv [N, C, S...] x [M, C/g, K...] -> [N, M, O...]: N is parallel (data
+/// parallelism); with one group M is parallel (output channels, like a
+/// colwise Linear) and C a reduction (like a rowwise one); windows keep the
+/// spatial dims whole.
+static ShardingRule convRule(ConvOp op) {
+  ShardingRule rule;
+  rule.priority = 1;
+  ArrayRef<int64_t> in = shapeOf(op.getInput()), w = shapeOf(op.getFilter()),
+                    out = shapeOf(op.getResult());
+  bool grouped = op.getGroup() != 1;
+  int n = rule.addFactor(in[0], FactorKind::Parallel);
+  int m = rule.addFactor(w[0], grouped ? FactorKind::Replicated
+                                       : FactorKind::Parallel);
+  int c = rule.addFactor(in[1], grouped ? FactorKind::Replicated
+                                        : FactorKind::Reduction);
+  int cw = grouped ? rule.addFactor(w[1], FactorKind::Replicated) : c;
+  DimFactors inF = {{n}, {c}}, wF = {{m}, {cw}}, outF = {{n}, {m}};
+  for (size_t i = 2; i < in.size(); ++i) {
+    inF.push_back({rule.addFactor(in[i], FactorKind::Replicated)});
+    wF.push_back({rule.addFactor(w[i], FactorKind::Replicated)});
+    outF.push_back({rule.addFactor(out[i], FactorKind::Replicated)});
+  }
+  rule.operands = {inF, wF};
+  rule.results.push_back(outF);
+  return rule;
+}
+
+/// Pooling [N, C, S...] -> [N, C, O...]: batch and channels parallel.
+static ShardingRule poolRule(PoolOp op) {
+  ShardingRule rule;
+  ArrayRef<int64_t> in = shapeOf(op.getInput()), out = shapeOf(op.getResult());
+  int n = rule.addFactor(in[0], FactorKind::Parallel);
+  int c = rule.addFactor(in[1], FactorKind::Parallel);
+  DimFactors inF = {{n}, {c}}, outF = {{n}, {c}};
+  for (size_t i = 2; i < in.size(); ++i) {
+    inF.push_back({rule.addFactor(in[i], FactorKind::Replicated)});
+    outF.push_back({rule.addFactor(out[i], FactorKind::Replicated)});
+  }
+  rule.operands = {inF};
+  rule.results.push_back(outF);
+  return rule;
+}
+
 std::optional<ShardingRule> tp::getShardingRule(Operation *op) {
   return llvm::TypeSwitch<Operation *, std::optional<ShardingRule>>(op)
       .Case<AddOp, SubOp, MulOp, DivOp, PowOp, MaxOp, MinOp, ReluOp, NegOp,
@@ -260,6 +303,8 @@ std::optional<ShardingRule> tp::getShardingRule(Operation *op) {
       .Case([](SliceOp op) { return sliceRule(op); })
       .Case([](GatherOp op) { return gatherRule(op); })
       .Case([](OneHotOp op) { return oneHotRule(op); })
+      .Case([](ConvOp op) { return convRule(op); })
+      .Case([](PoolOp op) { return poolRule(op); })
       .Case([](ConstantOp op) {
         // Constants stay whole; a consumer that wants a shard slices it.
         ShardingRule rule;

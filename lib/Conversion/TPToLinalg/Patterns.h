@@ -9,6 +9,7 @@ void populateElementwiseLoweringPatterns(RewritePatternSet &patterns);
 void populateContractionLoweringPatterns(RewritePatternSet &patterns);
 void populateNormalizationLoweringPatterns(RewritePatternSet &patterns);
 void populateDataMovementLoweringPatterns(RewritePatternSet &patterns);
+void populateConvolutionLoweringPatterns(RewritePatternSet &patterns);
 } // namespace mlir::tp
 
 #endif // TP_LIB_CONVERSION_TPTOLINALG_PATTERNS_H

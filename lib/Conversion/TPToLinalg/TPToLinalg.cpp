@@ -50,4 +50,5 @@ void tp::populateTPToLinalgPatterns(RewritePatternSet &patterns) {
   populateContractionLoweringPatterns(patterns);
   populateNormalizationLoweringPatterns(patterns);
   populateDataMovementLoweringPatterns(patterns);
+  populateConvolutionLoweringPatterns(patterns);
 }

@@ -314,6 +314,45 @@ static LogicalResult verifyGatherShape(Operation *op, Value dataValue,
   return verifyResult(op, shape, data.getElementType());
 }
 
+LogicalResult ConvOp::verify() {
+  ArrayRef<int64_t> in = getInput().getType().getShape(),
+                    w = getFilter().getType().getShape();
+  if (in.size() < 3 || w.size() != in.size())
+    return emitOpError("expects input [N, C, S...] and filter [M, C/group, "
+                       "K...] of the same rank (3 or more), got ")
+           << getInput().getType() << " and " << getFilter().getType();
+  int64_t group = getGroup();
+  if (group <= 0 || in[1] % group || w[0] % group || w[1] * group != in[1])
+    return emitOpError("input channels ")
+           << in[1] << " and filter " << getFilter().getType()
+           << " do not match group " << group;
+  std::string why;
+  auto spatial = windowOutputShape(in.drop_front(2), w.drop_front(2),
+                                   getStrides(), getDilations(), getPads(), why);
+  if (!spatial)
+    return emitOpError(why);
+  SmallVector<int64_t> shape = {in[0], w[0]};
+  llvm::append_range(shape, *spatial);
+  return verifyResult(*this, shape, getInput().getType().getElementType());
+}
+
+LogicalResult PoolOp::verify() {
+  if (getKind() != "max" && getKind() != "avg")
+    return emitOpError("kind must be max or avg, got '") << getKind() << "'";
+  ArrayRef<int64_t> in = getInput().getType().getShape();
+  if (in.size() < 3)
+    return emitOpError("expects an input [N, C, S...], got ")
+           << getInput().getType();
+  std::string why;
+  auto spatial = windowOutputShape(in.drop_front(2), getKernel(), getStrides(),
+                                   getDilations(), getPads(), why);
+  if (!spatial)
+    return emitOpError(why);
+  SmallVector<int64_t> shape(in.take_front(2));
+  llvm::append_range(shape, *spatial);
+  return verifyResult(*this, shape, getInput().getType().getElementType());
+}
+
 LogicalResult OneHotOp::verify() {
   ArrayRef<int64_t> ids = getIndices().getType().getShape(),
                     out = getType().getShape();

@@ -117,3 +117,29 @@ LogicalResult tp::verifyBinaryOpType(Operation *op, BinaryShapeFn shapeFn) {
            << ", the type its operands give";
   return success();
 }
+
+std::optional<SmallVector<int64_t>>
+tp::windowOutputShape(ArrayRef<int64_t> input, ArrayRef<int64_t> kernel,
+                      ArrayRef<int64_t> strides, ArrayRef<int64_t> dilations,
+                      ArrayRef<int64_t> pads, std::string &why) {
+  size_t r = input.size();
+  if (kernel.size() != r || strides.size() != r || dilations.size() != r ||
+      pads.size() != 2 * r) {
+    why = "expects " + std::to_string(r) + " kernel dims, strides and "
+          "dilations and " + std::to_string(2 * r) + " pads";
+    return std::nullopt;
+  }
+  SmallVector<int64_t> out;
+  for (size_t i = 0; i < r; ++i) {
+    int64_t span = dilations[i] * (kernel[i] - 1) + 1;
+    int64_t padded = input[i] + pads[i] + pads[r + i];
+    if (strides[i] <= 0 || dilations[i] <= 0 || span > padded) {
+      why = "spatial dim " + std::to_string(i) + ": a window of " +
+            std::to_string(span) + " does not fit " + std::to_string(padded) +
+            " (with padding), or a stride / dilation is not positive";
+      return std::nullopt;
+    }
+    out.push_back((padded - span) / strides[i] + 1);
+  }
+  return out;
+}

@@ -256,6 +256,52 @@ class TP_SoftmaxLikeOp<string mnemonic, string onnxName>
   let hasVerifier = 1;
 }
 
+def TP_ConvOp : TP_Op<"conv", [Pure]> {
+  let summary = "ONNX Conv (N-d, grouped), without bias";
+  let description = [{
+    `input` is `[N, C, S...]`, `filter` `[M, C / group, K...]`; the result
+    is `[N, M, O...]` with `O = (S + pad_begin + pad_end - dilation (K - 1)
+    - 1) / stride + 1`. `pads` holds the begin pads of every spatial dim,
+    then the end pads (ONNX's order). The importer adds the bias.
+
+    ```mlir
+    %y = tp.conv %x, %w {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>,
+                         pads = array<i64: 1, 1, 1, 1>, group = 1 : i64}
+        : tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32> -> tensor<1x4x8x8xf32>
+    ```
+  }];
+  let arguments = (ins TP_FloatTensor:$input, TP_FloatTensor:$filter,
+                       DenseI64ArrayAttr:$strides, DenseI64ArrayAttr:$dilations,
+                       DenseI64ArrayAttr:$pads, I64Attr:$group);
+  let results = (outs TP_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $filter attr-dict `:` type($input) `,` type($filter) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+def TP_PoolOp : TP_Op<"pool", [Pure]> {
+  let summary = "ONNX MaxPool / AveragePool (N-d)";
+  let description = [{
+    `kind` is `max` or `avg`; windows of `kernel` over the spatial dims of
+    `[N, C, S...]` with `strides`, `dilations` and `pads` (begin pads, then
+    end pads; padding never wins a max). `avg` divides by the window size
+    when `count_include_pad`, else by the number of elements inside the
+    input.
+
+    ```mlir
+    %y = tp.pool %x {kind = "max", kernel = array<i64: 2, 2>, strides = array<i64: 2, 2>,
+                     dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>,
+                     count_include_pad = false} : tensor<1x3x8x8xf32> -> tensor<1x3x4x4xf32>
+    ```
+  }];
+  let arguments = (ins TP_FloatTensor:$input, StrAttr:$kind,
+                       DenseI64ArrayAttr:$kernel, DenseI64ArrayAttr:$strides,
+                       DenseI64ArrayAttr:$dilations, DenseI64ArrayAttr:$pads,
+                       BoolAttr:$count_include_pad);
+  let results = (outs TP_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
 def TP_SoftmaxOp : TP_SoftmaxLikeOp<"softmax", "Softmax">;
 def TP_LogSoftmaxOp : TP_SoftmaxLikeOp<"log_softmax", "LogSoftmax">;
 

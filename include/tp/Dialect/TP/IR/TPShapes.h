@@ -31,6 +31,14 @@ std::optional<SmallVector<int64_t>>
 matmulShape(ArrayRef<int64_t> lhs, ArrayRef<int64_t> rhs, std::string &why);
 
 /// The shape left by reducing `axes` of `shape` (size-1 dims with keepdims).
+/// The spatial output size of a convolution or pooling window over `input`
+/// spatial dims (ONNX's formula, floor division); an error in `why` when a
+/// window does not fit.
+std::optional<SmallVector<int64_t>>
+windowOutputShape(ArrayRef<int64_t> input, ArrayRef<int64_t> kernel,
+                  ArrayRef<int64_t> strides, ArrayRef<int64_t> dilations,
+                  ArrayRef<int64_t> pads, std::string &why);
+
 SmallVector<int64_t> reducedShape(ArrayRef<int64_t> shape,
                                   ArrayRef<int64_t> axes, bool keepdims);
 

@@ -1,0 +1,196 @@
+//===- Convolution.cpp - lower tp.conv and tp.pool to linalg.generic ------===//
+//
+// Both are one linalg.generic over the (padded) input, whatever the number
+// of spatial dims: conv over (n, g, m, o..., c, k...) with the input read at
+// o * stride + k * dilation (groups made a dim of their own by reshaping),
+// pooling over (n, c, o..., k...) with a window-shaped operand that gives
+// the k loops their bounds, as linalg's named pooling ops do.
+//
+//===----------------------------------------------------------------------===//
+#include "LinalgBuilders.h"
+#include "Patterns.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "tp/Dialect/TP/IR/TPOps.h"
+
+#include <limits>
+
+using namespace mlir;
+using namespace mlir::tp;
+
+namespace {
+
+/// `x` ([N, C, S...]) padded on the spatial dims with `value`.
+Value padSpatial(OpBuilder &b, Location loc, Value x, ArrayRef<int64_t> pads,
+                 double value) {
+  auto type = cast<RankedTensorType>(x.getType());
+  int64_t r = type.getRank() - 2;
+  if (llvm::all_of(pads, [](int64_t p) { return p == 0; }))
+    return x;
+  SmallVector<OpFoldResult> low(2, b.getIndexAttr(0)),
+      high(2, b.getIndexAttr(0));
+  SmallVector<int64_t> shape(type.getShape());
+  for (int64_t i = 0; i < r; ++i) {
+    low.push_back(b.getIndexAttr(pads[i]));
+    high.push_back(b.getIndexAttr(pads[r + i]));
+    shape[2 + i] += pads[i] + pads[r + i];
+  }
+  auto padded = RankedTensorType::get(shape, type.getElementType());
+  Value pad = buildScalar(b, loc, type.getElementType(), value);
+  return tensor::PadOp::create(b, loc, padded, x, low, high, pad);
+}
+
+/// o * stride + k * dilation.
+AffineExpr windowIndex(AffineExpr o, AffineExpr k, int64_t stride,
+                       int64_t dilation) {
+  return o * stride + k * dilation;
+}
+
+Value filled(OpBuilder &b, Location loc, RankedTensorType type, double v) {
+  Value empty = tensor::EmptyOp::create(b, loc, type.getShape(),
+                                        type.getElementType());
+  return linalg::FillOp::create(
+             b, loc, buildScalar(b, loc, type.getElementType(), v), empty)
+      .getResult(0);
+}
+
+struct ConvLowering : OpRewritePattern<ConvOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(ConvOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    MLIRContext *ctx = rewriter.getContext();
+    RankedTensorType outType = op.getType();
+    Type f = outType.getElementType();
+    ArrayRef<int64_t> w = op.getFilter().getType().getShape();
+    int64_t r = outType.getRank() - 2, g = op.getGroup();
+    int64_t n = outType.getDimSize(0), m = w[0] / g, c = w[1];
+    Value x = padSpatial(rewriter, loc, op.getInput(), op.getPads(), 0.0);
+    ArrayRef<int64_t> xs = cast<RankedTensorType>(x.getType()).getShape();
+    // [N, G*C, S...] -> [N, G, C, S...]; [G*M, C, K...] -> [G, M, C, K...];
+    // the result [N, G, M, O...] -> [N, G*M, O...].
+    SmallVector<int64_t> xg = {n, g, c}, wg = {g, m, c}, og = {n, g, m};
+    llvm::append_range(xg, xs.drop_front(2));
+    llvm::append_range(wg, w.drop_front(2));
+    llvm::append_range(og, outType.getShape().drop_front(2));
+    Value xgv = buildReshape(rewriter, loc, x, RankedTensorType::get(xg, f));
+    Value wgv = buildReshape(rewriter, loc, op.getFilter(),
+                             RankedTensorType::get(wg, f));
+    // Loops: n, g, m, o_1..o_r, c, k_1..k_r.
+    int64_t loops = 4 + 2 * r;
+    auto d = [&](int64_t i) { return getAffineDimExpr(i, ctx); };
+    SmallVector<AffineExpr> in = {d(0), d(1), d(3 + r)}, filt = {d(1), d(2), d(3 + r)},
+                            out = {d(0), d(1), d(2)};
+    for (int64_t i = 0; i < r; ++i) {
+      in.push_back(windowIndex(d(3 + i), d(4 + r + i), op.getStrides()[i],
+                               op.getDilations()[i]));
+      filt.push_back(d(4 + r + i));
+      out.push_back(d(3 + i));
+    }
+    SmallVector<utils::IteratorType> iterators(3 + r,
+                                               utils::IteratorType::parallel);
+    iterators.append(1 + r, utils::IteratorType::reduction);
+    auto accType = RankedTensorType::get(og, f);
+    auto generic = linalg::GenericOp::create(
+        rewriter, loc, accType, ValueRange{xgv, wgv},
+        filled(rewriter, loc, accType, 0.0),
+        SmallVector<AffineMap>{AffineMap::get(loops, 0, in, ctx),
+                               AffineMap::get(loops, 0, filt, ctx),
+                               AffineMap::get(loops, 0, out, ctx)},
+        iterators, [&](OpBuilder &b, Location l, ValueRange a) {
+          Value prod = arith::MulFOp::create(b, l, a[0], a[1]);
+          linalg::YieldOp::create(b, l,
+                                  Value(arith::AddFOp::create(b, l, a[2], prod)));
+        });
+    rewriter.replaceOp(op, buildReshape(rewriter, loc, generic.getResult(0),
+                                        outType));
+    return success();
+  }
+};
+
+/// Sums (or maxes) windows of `x` (already padded) into `outType`.
+Value poolWindows(OpBuilder &b, Location loc, Value x, PoolOp op,
+                  RankedTensorType outType, bool max) {
+  MLIRContext *ctx = b.getContext();
+  int64_t r = outType.getRank() - 2;
+  Type f = outType.getElementType();
+  int64_t loops = 2 + 2 * r;
+  auto d = [&](int64_t i) { return getAffineDimExpr(i, ctx); };
+  SmallVector<AffineExpr> in = {d(0), d(1)}, window, out = {d(0), d(1)};
+  for (int64_t i = 0; i < r; ++i) {
+    in.push_back(windowIndex(d(2 + i), d(2 + r + i), op.getStrides()[i],
+                             op.getDilations()[i]));
+    window.push_back(d(2 + r + i));
+    out.push_back(d(2 + i));
+  }
+  Value shape = tensor::EmptyOp::create(b, loc, op.getKernel(), f);
+  SmallVector<utils::IteratorType> iterators(2 + r,
+                                             utils::IteratorType::parallel);
+  iterators.append(r, utils::IteratorType::reduction);
+  double init = max ? -std::numeric_limits<double>::infinity() : 0.0;
+  auto generic = linalg::GenericOp::create(
+      b, loc, outType, ValueRange{x, shape}, filled(b, loc, outType, init),
+      SmallVector<AffineMap>{AffineMap::get(loops, 0, in, ctx),
+                             AffineMap::get(loops, 0, window, ctx),
+                             AffineMap::get(loops, 0, out, ctx)},
+      iterators, [&](OpBuilder &nb, Location l, ValueRange a) {
+        Value v = max ? Value(arith::MaximumFOp::create(nb, l, a[2], a[0]))
+                      : Value(arith::AddFOp::create(nb, l, a[2], a[0]));
+        linalg::YieldOp::create(nb, l, v);
+      });
+  return generic.getResult(0);
+}
+
+struct PoolLowering : OpRewritePattern<PoolOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(PoolOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    RankedTensorType outType = op.getType();
+    bool max = op.getKind() == "max";
+    Value x = padSpatial(rewriter, loc, op.getInput(), op.getPads(),
+                         max ? -std::numeric_limits<double>::infinity() : 0.0);
+    Value pooled = poolWindows(rewriter, loc, x, op, outType, max);
+    if (max) {
+      rewriter.replaceOp(op, pooled);
+      return success();
+    }
+    // The divisor: the window size, or how many of its elements lie inside
+    // the input (a pooled ones tensor padded with zeros).
+    Value divisor;
+    bool padded = llvm::any_of(op.getPads(), [](int64_t p) { return p; });
+    if (op.getCountIncludePad() || !padded) {
+      int64_t size = 1;
+      for (int64_t k : op.getKernel())
+        size *= k;
+      divisor = buildScalar(rewriter, loc, outType.getElementType(), size);
+      Value result = buildElementwise(
+          rewriter, loc, outType, pooled,
+          [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+            return arith::DivFOp::create(b, l, a[0], divisor);
+          });
+      rewriter.replaceOp(op, result);
+      return success();
+    }
+    auto inType = op.getInput().getType();
+    Value ones = filled(rewriter, loc, cast<RankedTensorType>(inType), 1.0);
+    Value counts = poolWindows(
+        rewriter, loc, padSpatial(rewriter, loc, ones, op.getPads(), 0.0), op,
+        outType, false);
+    Value result = buildElementwise(
+        rewriter, loc, outType, ValueRange{pooled, counts},
+        [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+          return arith::DivFOp::create(b, l, a[0], a[1]);
+        });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+} // namespace
+
+void tp::populateConvolutionLoweringPatterns(RewritePatternSet &patterns) {
+  patterns.add<ConvLowering, PoolLowering>(patterns.getContext());
+}

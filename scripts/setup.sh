@@ -15,6 +15,8 @@ packages=(
   libopenblas-dev libopenmpi-dev openmpi-bin nlohmann-json3-dev libgtest-dev
   # reference data and baselines
   python3-numpy python3-protobuf
+  # the ONNX backend test suite (test/conformance)
+  libonnx-testdata
 )
 
 missing=()

@@ -6,7 +6,8 @@ import lit.formats
 config.name = "tp"
 config.test_format = lit.formats.ShTest(execute_external=True)
 config.suffixes = [".mlir", ".test", ".onnxtxt"]
-config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py", "models", "Inputs"]
+config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py", "models", "Inputs",
+                   "conformance.py"]
 
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.tp_obj_root, "test")
@@ -16,6 +17,7 @@ config.environment["PATH"] = os.pathsep.join(
     [config.tp_tools_dir, config.llvm_tools_dir, os.environ.get("PATH", "")]
 )
 config.substitutions.append(("%tp_src", config.tp_src_root))
+config.substitutions.append(("%tp_bin", config.tp_tools_dir))
 config.substitutions.append(("%models", config.models_dir))
 
 # mlir-runner's support libraries (printing) from Debian's MLIR.
@@ -30,3 +32,10 @@ config.substitutions.append((
 import shutil
 if shutil.which("mpirun"):
     config.available_features.add("mpirun")
+
+# The ONNX backend test suite (Debian's libonnx-testdata, installed by
+# scripts/setup.sh); without it the conformance tests report UNSUPPORTED.
+onnx_testdata = "/usr/share/libonnx-testdata/data"
+if os.path.isdir(onnx_testdata):
+    config.available_features.add("onnx-testdata")
+config.substitutions.append(("%onnx_testdata", onnx_testdata))

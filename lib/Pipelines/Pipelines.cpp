@@ -22,6 +22,8 @@ static constexpr const char *kBufferizeToLLVM =
     "expand-strided-metadata,lower-affine,convert-scf-to-cf,"
     // math-to-llvm first (rsqrt, exp, ...), then libm for the rest (erf).
     "convert-math-to-llvm,convert-math-to-libm,"
+    // bf16 conversions as integer arithmetic (no libgcc __truncsfbf2).
+    "func.func(arith-expand{include-bf16}),"
     "finalize-memref-to-llvm,convert-vector-to-llvm,convert-to-llvm,"
     "reconcile-unrealized-casts";
 

@@ -10,7 +10,7 @@ using namespace mlir;
 // Written as pipeline text so that it reads like the mlir-opt command a
 // compiler engineer would type.
 static constexpr const char *kLowerToRuntimeCalls =
-    "tp-lower-to-linalg,func.func(linalg-fuse-elementwise-ops),"
+    "tp-lower-to-linalg,func.func(tp-fuse-elementwise),"
     "tp-lower-collectives";
 static constexpr const char *kBufferizeToLLVM =
     "one-shot-bufferize{bufferize-function-boundaries "

@@ -18,6 +18,7 @@ using namespace tprt;
 static thread_local RankContext *current = nullptr;
 
 void tprt::setRankContext(RankContext *context) { current = context; }
+RankContext *tprt::currentRankContext() { return current; }
 
 static RankContext &context() {
   if (!current) {

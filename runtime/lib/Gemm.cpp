@@ -3,15 +3,30 @@
 #include "tprt/tprt.h"
 
 #include <cblas.h>
+#include <chrono>
+
+using namespace tprt;
 
 extern "C" {
 
 void tprt_sgemm(int64_t a, int64_t b, int64_t c, int64_t m, int64_t n,
                 int64_t k) {
+  // Timed per shape only when profiling (tp-run --profile).
+  RankContext *ctx = currentRankContext();
+  bool timed = ctx && ctx->gemms;
+  auto start = timed ? std::chrono::steady_clock::now()
+                     : std::chrono::steady_clock::time_point();
   cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, int(m), int(n),
               int(k), 1.0f, reinterpret_cast<const float *>(a), int(k),
               reinterpret_cast<const float *>(b), int(n), 1.0f,
               reinterpret_cast<float *>(c), int(n));
+  if (timed) {
+    SiteStats &st = (*ctx->gemms)[{m, n, k}];
+    ++st.calls;
+    st.seconds += std::chrono::duration<double>(
+                      std::chrono::steady_clock::now() - start)
+                      .count();
+  }
 }
 
 void tprt_sgemm_batched(int64_t a, int64_t b, int64_t c, int64_t batch,

@@ -140,6 +140,7 @@ struct RankState {
   /// file holds one batch per step (empty otherwise).
   std::vector<std::vector<std::vector<char>>> batches;
   std::vector<SiteStats> stats;
+  std::map<std::array<int64_t, 3>, SiteStats> gemms;
   std::vector<double> stepSeconds;
 };
 
@@ -199,7 +200,8 @@ int resultNamed(const Manifest &m, const std::string &name) {
 
 void runRank(const Program &program, Communicator &comm, const Manifest &m,
              RankState &st) {
-  RankContext ctx{&comm, &m.collectiveSites, &st.stats};
+  RankContext ctx{&comm, &m.collectiveSites, &st.stats,
+                  profile ? &st.gemms : nullptr};
   setRankContext(&ctx);
   std::vector<void *> args, results;
   for (auto &a : st.args)
@@ -607,6 +609,16 @@ int main(int argc, char **argv) {
           "  %-40s %4lld call(s) %10lld bytes/rank %8.3f ms (rank 0)\n",
           m.collectiveSites[i].c_str(), (long long)st.calls,
           (long long)st.bytes, st.seconds * 1e3);
+    }
+    // GEMMs on OpenBLAS, per shape (rank 0, all steps).
+    for (const auto &[shape, st] : states[0].gemms) {
+      double flops = 2.0 * shape[0] * shape[1] * shape[2] * st.calls;
+      llvm::outs() << llvm::format(
+          "  gemm %lldx%lldx%lld (m x n x k) %6lld call(s) %10.3f ms %8.2f "
+          "GFLOP/s (rank 0)\n",
+          (long long)shape[0], (long long)shape[1], (long long)shape[2],
+          (long long)st.calls, st.seconds * 1e3,
+          st.seconds > 0 ? flops / st.seconds / 1e9 : 0.0);
     }
   }
   return finish(rc);

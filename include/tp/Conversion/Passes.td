@@ -24,6 +24,22 @@ def TPLowerToLinalg : Pass<"tp-lower-to-linalg"> {
   ];
 }
 
+def TPFuseElementwise : Pass<"tp-fuse-elementwise"> {
+  let summary = "Upstream linalg elementwise fusion that leaves GEMMs alone";
+  let description = [{
+    linalg-fuse-elementwise-ops with a control function: producers with one
+    use fuse into their consumers, and reshapes fold into linalg ops by
+    expansion, except where the producer or the consumer is a
+    `linalg.matmul` / `linalg.batch_matmul`. Upstream's pass folds the
+    reshapes around a matmul on `[B*S, D]` into a `linalg.generic`, which
+    then runs as scalar loops instead of on the runtime's GEMM
+    (tp-lower-matmul-to-blas).
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect",
+                           "::mlir::affine::AffineDialect"];
+}
+
 def TPLowerCollectives : Pass<"tp-lower-collectives", "::mlir::ModuleOp"> {
   let summary = "Lower shard collectives to calls into the tprt runtime";
   let description = [{

@@ -5,6 +5,8 @@
 #include "tprt/Communicator.h"
 #include "tprt/Manifest.h"
 
+#include <array>
+#include <map>
 #include <memory>
 
 namespace tprt {
@@ -21,7 +23,12 @@ struct RankContext {
   Communicator *comm = nullptr;
   const std::vector<std::string> *sites = nullptr;
   std::vector<SiteStats> *stats = nullptr;
+  /// With --profile: calls and time per GEMM shape {m, n, k} (bytes unused).
+  std::map<std::array<int64_t, 3>, SiteStats> *gemms = nullptr;
 };
+
+/// The calling thread's rank context (null outside a rank).
+RankContext *currentRankContext();
 
 /// Binds the calling thread to a rank; generated code then calls tprt_*.
 void setRankContext(RankContext *context);

@@ -18,7 +18,7 @@ static constexpr const char *kBufferizeToLLVM =
     // Results become caller-provided buffers; temporaries are freed.
     "buffer-results-to-out-params{modify-public-functions hoist-static-allocs},"
     "buffer-deallocation-pipeline,tp-lower-matmul-to-blas,"
-    "func.func(convert-linalg-to-loops),"
+    "func.func(convert-linalg-to-loops),tp-outline-loop-nests,"
     "expand-strided-metadata,lower-affine,convert-scf-to-cf,"
     // math-to-llvm first (rsqrt, exp, ...), then libm for the rest (erf).
     "convert-math-to-llvm,convert-math-to-libm,"

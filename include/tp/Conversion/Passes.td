@@ -40,6 +40,20 @@ def TPFuseElementwise : Pass<"tp-fuse-elementwise"> {
                            "::mlir::affine::AffineDialect"];
 }
 
+def TPOutlineLoopNests : Pass<"tp-outline-loop-nests", "::mlir::ModuleOp"> {
+  let summary = "Move every top-level loop nest into a function of its own";
+  let description = [{
+    Runs on buffers after convert-linalg-to-loops. Each `scf.for` nest at
+    the top level of a function becomes a private, `no_inline` function
+    called once, taking the buffers and values it uses. A training step of
+    many layers is otherwise one LLVM function of thousands of loops, on
+    which LLVM's optimizer and code generator take minutes; per loop nest
+    they take seconds, and each loop is optimized the same way.
+  }];
+  let dependentDialects = ["::mlir::func::FuncDialect",
+                           "::mlir::scf::SCFDialect"];
+}
+
 def TPLowerCollectives : Pass<"tp-lower-collectives", "::mlir::ModuleOp"> {
   let summary = "Lower shard collectives to calls into the tprt runtime";
   let description = [{

@@ -1035,6 +1035,25 @@ FailureOr<Value> logOf(NodeImporter &n, Value v) {
   return n.create<LogOp>(v.getType(), v);
 }
 
+/// ArgMax / ArgMin (select_last_index since opset 12).
+template <bool IsMax> LogicalResult argReduce(NodeImporter &n) {
+  auto x = n.requiredInput(0, "data");
+  if (failed(x))
+    return failure();
+  RankedTensorType type = n.typeOf(*x);
+  auto axis = n.normalizeAxis(n.intAttr("axis", 0), type.getRank());
+  if (failed(axis))
+    return failure();
+  bool keepdims = n.intAttr("keepdims", 1) != 0;
+  return emit(n, n.create<ArgReduceOp>(
+                     RankedTensorType::get(
+                         reducedShape(type.getShape(), {*axis}, keepdims),
+                         n.b.getI64Type()),
+                     *x, n.b.getStringAttr(IsMax ? "max" : "min"),
+                     n.b.getI64IntegerAttr(*axis), n.b.getBoolAttr(keepdims),
+                     n.b.getBoolAttr(n.intAttr("select_last_index", 0) != 0)));
+}
+
 //===----------------------------------------------------------------------===//
 // Convolution and pooling
 //===----------------------------------------------------------------------===//
@@ -1254,6 +1273,8 @@ const OpEntry kOps[] = {
     {"Abs", 1, unary<AbsOp>},
     {"Add", 1, binary<AddOp>},
     {"And", 7, boolean<AndOp>},
+    {"ArgMax", 1, argReduce<true>},
+    {"ArgMin", 1, argReduce<false>},
     {"AveragePool", 1, pool<false>},
     {"BatchNormalization", 6, batchNorm},
     {"Cast", 6, cast},

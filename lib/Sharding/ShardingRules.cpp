@@ -290,6 +290,10 @@ std::optional<ShardingRule> tp::getShardingRule(Operation *op) {
         return reduceRule(op, op.getAxes(), op.getKeepdims(),
                           FactorKind::Reduction);
       })
+      .Case([](ArgReduceOp op) {
+        return reduceRule(op, {op.getAxis()}, op.getKeepdims(),
+                          FactorKind::Replicated);
+      })
       .Case([](ReduceMaxOp op) {
         return reduceRule(op, op.getAxes(), op.getKeepdims(),
                           FactorKind::Replicated);

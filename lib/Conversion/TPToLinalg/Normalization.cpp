@@ -9,7 +9,9 @@
 #include "Patterns.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "tp/Dialect/TP/IR/TPOps.h"
 
 using namespace mlir;
@@ -144,6 +146,82 @@ struct ReduceLowering : OpRewritePattern<TPOp> {
   }
 };
 
+/// ArgMax / ArgMin: one reduction carrying (extreme, index); a strictly
+/// better element replaces the pair (or an equal one too, for the last
+/// index).
+struct ArgReduceLowering : OpRewritePattern<ArgReduceOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(ArgReduceOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    auto inType = cast<RankedTensorType>(op.getInput().getType());
+    Type elem = inType.getElementType();
+    int64_t rank = inType.getRank(), axis = op.getAxis();
+    bool isMax = op.getKind() == "max", last = op.getSelectLastIndex();
+    bool isFloat = isa<FloatType>(elem);
+    SmallVector<int64_t> shape;
+    for (int64_t d = 0; d < rank; ++d)
+      if (d != axis)
+        shape.push_back(inType.getDimSize(d));
+    TypedAttr init;
+    if (isFloat)
+      init = rewriter.getFloatAttr(
+          elem, APFloat::getInf(cast<FloatType>(elem).getFloatSemantics(),
+                                /*Negative=*/isMax));
+    else
+      init = rewriter.getIntegerAttr(
+          elem, isMax ? APInt::getSignedMinValue(elem.getIntOrFloatBitWidth())
+                      : APInt::getSignedMaxValue(elem.getIntOrFloatBitWidth()));
+    auto fill = [&](Type t, TypedAttr v) {
+      Value empty = tensor::EmptyOp::create(rewriter, loc, shape, t);
+      Value scalar = arith::ConstantOp::create(rewriter, loc, t, v);
+      return linalg::FillOp::create(rewriter, loc, scalar, empty).getResult(0);
+    };
+    Type i64 = rewriter.getI64Type();
+    Value values = fill(elem, init);
+    Value indices = fill(i64, rewriter.getI64IntegerAttr(0));
+    SmallVector<utils::IteratorType> iterators(rank,
+                                               utils::IteratorType::parallel);
+    iterators[axis] = utils::IteratorType::reduction;
+    AffineMap reduced = dropDimsMap(rank, {axis}, getContext());
+    SmallVector<AffineMap> maps = {rewriter.getMultiDimIdentityMap(rank),
+                                   reduced, reduced};
+    auto generic = linalg::GenericOp::create(
+        rewriter, loc,
+        TypeRange{RankedTensorType::get(shape, elem),
+                  RankedTensorType::get(shape, i64)},
+        op.getInput(), ValueRange{values, indices}, maps, iterators,
+        [&](OpBuilder &b, Location l, ValueRange a) {
+          Value better;
+          if (isFloat)
+            better = arith::CmpFOp::create(
+                b, l,
+                isMax ? (last ? arith::CmpFPredicate::OGE
+                              : arith::CmpFPredicate::OGT)
+                      : (last ? arith::CmpFPredicate::OLE
+                              : arith::CmpFPredicate::OLT),
+                a[0], a[1]);
+          else
+            better = arith::CmpIOp::create(
+                b, l,
+                isMax ? (last ? arith::CmpIPredicate::sge
+                              : arith::CmpIPredicate::sgt)
+                      : (last ? arith::CmpIPredicate::sle
+                              : arith::CmpIPredicate::slt),
+                a[0], a[1]);
+          Value idx = arith::IndexCastOp::create(
+              b, l, b.getI64Type(), linalg::IndexOp::create(b, l, axis));
+          linalg::YieldOp::create(
+              b, l,
+              ValueRange{arith::SelectOp::create(b, l, better, a[0], a[1]),
+                         arith::SelectOp::create(b, l, better, idx, a[2])});
+        });
+    rewriter.replaceOp(op, buildReshape(rewriter, loc, generic.getResult(1),
+                                        op.getType()));
+    return success();
+  }
+};
+
 } // namespace
 
 void tp::populateNormalizationLoweringPatterns(RewritePatternSet &patterns) {
@@ -151,6 +229,6 @@ void tp::populateNormalizationLoweringPatterns(RewritePatternSet &patterns) {
                SoftmaxLowering<LogSoftmaxOp, true>, LayerNormLowering,
                ReduceLowering<ReduceSumOp, ReductionKind::Sum, false>,
                ReduceLowering<ReduceMeanOp, ReductionKind::Sum, true>,
-               ReduceLowering<ReduceMaxOp, ReductionKind::Max, false>>(
-      patterns.getContext());
+               ReduceLowering<ReduceMaxOp, ReductionKind::Max, false>,
+               ArgReduceLowering>(patterns.getContext());
 }

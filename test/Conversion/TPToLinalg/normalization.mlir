@@ -87,3 +87,20 @@ func.func @reductions(%x: tensor<4x16x64xf32>, %i: tensor<6xi64>) -> (tensor<4x1
   %3 = tp.reduce_mean %i {axes = array<i64: 0>, keepdims = false} : tensor<6xi64> -> tensor<i64>
   return %0, %1, %2, %3 : tensor<4x16x1xf32>, tensor<16xf32>, tensor<f32>, tensor<i64>
 }
+
+// -----
+
+// ArgMax: one reduction carrying the running maximum (from -inf) and its
+// index; only a strictly greater element replaces them (the first index wins).
+// CHECK-LABEL: func.func @arg_max
+// CHECK: %[[V:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<4xf32>)
+// CHECK: %[[I:.*]] = linalg.fill ins(%{{.*}} : i64) outs(%{{.*}} : tensor<4xi64>)
+// CHECK: %[[R:.*]]:2 = linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]} ins(%arg0 : tensor<4x10xf32>) outs(%[[V]], %[[I]] : tensor<4xf32>, tensor<4xi64>)
+// CHECK: %[[GT:.*]] = arith.cmpf ogt, %[[IN:.*]], %[[OUT:.*]] : f32
+// CHECK: %[[IDX:.*]] = linalg.index 1 : index
+// CHECK: arith.select %[[GT]], %[[IN]], %[[OUT]] : f32
+// CHECK: return %[[R]]#1 : tensor<4xi64>
+func.func @arg_max(%x: tensor<4x10xf32>) -> tensor<4xi64> {
+  %0 = tp.arg_reduce %x {kind = "max", axis = 1 : i64, keepdims = false, select_last_index = false} : tensor<4x10xf32> -> tensor<4xi64>
+  return %0 : tensor<4xi64>
+}

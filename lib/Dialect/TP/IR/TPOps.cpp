@@ -353,6 +353,17 @@ LogicalResult PoolOp::verify() {
   return verifyResult(*this, shape, getInput().getType().getElementType());
 }
 
+LogicalResult ArgReduceOp::verify() {
+  if (getKind() != "max" && getKind() != "min")
+    return emitOpError("kind must be max or min, got '") << getKind() << "'";
+  auto type = tensorType(getInput());
+  if (failed(verifyAxis(*this, getAxis(), type.getRank())))
+    return failure();
+  return verifyResult(*this,
+                      reducedShape(type.getShape(), {getAxis()}, getKeepdims()),
+                      IntegerType::get(getContext(), 64));
+}
+
 LogicalResult OneHotOp::verify() {
   ArrayRef<int64_t> ids = getIndices().getType().getShape(),
                     out = getType().getShape();

@@ -353,6 +353,23 @@ def TP_ReduceMaxOp : TP_ReduceOp<"reduce_max", "ReduceMax">;
 // Data movement
 //===----------------------------------------------------------------------===//
 
+def TP_ArgReduceOp : TP_Op<"arg_reduce", [Pure]> {
+  let summary = "ONNX ArgMax / ArgMin: the index of the extreme along an axis";
+  let description = [{
+    `kind` is `max` or `min`; ties give the first index, or the last with
+    `select_last_index`. The result (i64) drops `axis` or keeps it as 1.
+
+    ```mlir
+    %i = tp.arg_reduce %x {kind = "max", axis = 1 : i64, keepdims = false,
+                           select_last_index = false} : tensor<4x10xf32> -> tensor<4xi64>
+    ```
+  }];
+  let arguments = (ins TP_NumericTensor:$input, StrAttr:$kind, I64Attr:$axis,
+                       BoolAttr:$keepdims, BoolAttr:$select_last_index);
+  let results = (outs StaticShapeTensorOf<[I64]>:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
 def TP_ReshapeOp : TP_Op<"reshape", [Pure]> {
   let summary = "ONNX Reshape / Squeeze / Unsqueeze / Flatten with a static target";
   let description = [{

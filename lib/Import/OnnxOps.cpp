@@ -1016,23 +1016,12 @@ LogicalResult size(NodeImporter &n) {
   return success();
 }
 
-FailureOr<Value> absOf(NodeImporter &n, Value v) {
-  return n.create<AbsOp>(v.getType(), v);
+/// Pre / post maps of the composed reductions.
+template <typename OpTy> FailureOr<Value> applyUnary(NodeImporter &n, Value v) {
+  return n.create<OpTy>(v.getType(), v);
 }
 FailureOr<Value> squareOf(NodeImporter &n, Value v) {
   return n.create<MulOp>(v.getType(), v, v);
-}
-FailureOr<Value> expOf(NodeImporter &n, Value v) {
-  return n.create<ExpOp>(v.getType(), v);
-}
-FailureOr<Value> negOf(NodeImporter &n, Value v) {
-  return n.create<NegOp>(v.getType(), v);
-}
-FailureOr<Value> sqrtOf(NodeImporter &n, Value v) {
-  return n.create<SqrtOp>(v.getType(), v);
-}
-FailureOr<Value> logOf(NodeImporter &n, Value v) {
-  return n.create<LogOp>(v.getType(), v);
 }
 
 /// ArgMax / ArgMin (select_last_index since opset 12).
@@ -1324,13 +1313,13 @@ const OpEntry kOps[] = {
     {"Pad", 2, pad},
     {"Pow", 1, pow},
     {"Reciprocal", 1, unary<ReciprocalOp>},
-    {"ReduceL1", 1, reduce<ReduceSumOp, 18, absOf>},
-    {"ReduceL2", 1, reduce<ReduceSumOp, 18, squareOf, sqrtOf>},
-    {"ReduceLogSum", 1, reduce<ReduceSumOp, 18, same, logOf>},
-    {"ReduceLogSumExp", 1, reduce<ReduceSumOp, 18, expOf, logOf>},
+    {"ReduceL1", 1, reduce<ReduceSumOp, 18, applyUnary<AbsOp>>},
+    {"ReduceL2", 1, reduce<ReduceSumOp, 18, squareOf, applyUnary<SqrtOp>>},
+    {"ReduceLogSum", 1, reduce<ReduceSumOp, 18, same, applyUnary<LogOp>>},
+    {"ReduceLogSumExp", 1, reduce<ReduceSumOp, 18, applyUnary<ExpOp>, applyUnary<LogOp>>},
     {"ReduceMax", 1, reduce<ReduceMaxOp, 18>},
     {"ReduceMean", 1, reduce<ReduceMeanOp, 18>},
-    {"ReduceMin", 1, reduce<ReduceMaxOp, 18, negOf, negOf>},
+    {"ReduceMin", 1, reduce<ReduceMaxOp, 18, applyUnary<NegOp>, applyUnary<NegOp>>},
     {"ReduceSum", 1, reduce<ReduceSumOp, 13>},
     {"ReduceSumSquare", 1, reduce<ReduceSumOp, 18, squareOf>},
     {"Relu", 1, unary<ReluOp>},

@@ -130,11 +130,7 @@ struct TPAutodiffPass : tp::impl::TPAutodiffBase<TPAutodiffPass> {
       Value labelsArg = entry->getArgument(forward.getNumArguments());
       Value lp = LogSoftmaxOp::create(b, loc, outType, output,
                                       b.getI64IntegerAttr(axis));
-      Value zero = ConstantOp::create(
-          b, loc,
-          DenseElementsAttr::get(RankedTensorType::get({}, b.getI64Type()),
-                                 b.getI64IntegerAttr(0).getValue()));
-      Value oneHot = OneHotOp::create(b, loc, outType, labelsArg, zero);
+      Value oneHot = buildOneHot(b, loc, outType, labelsArg);
       SmallVector<int64_t> all =
           llvm::to_vector(llvm::seq<int64_t>(0, outType.getRank()));
       Value picked = ReduceSumOp::create(

@@ -447,14 +447,10 @@ LogicalResult gatherRule(Operation *op, Grad &gb, Value g,
   int64_t n = ids.getNumElements(), vocab = data.getDimSize(0);
   int64_t row = data.getNumElements() / vocab;
   Type f = data.getElementType();
-  Value zero = ConstantOp::create(
-      gb.b, gb.loc,
-      DenseElementsAttr::get(RankedTensorType::get({}, gb.b.getI64Type()),
-                             gb.b.getI64IntegerAttr(0).getValue()));
   SmallVector<int64_t> ohShape(ids.getShape());
   ohShape.push_back(vocab);
-  Value oneHot = OneHotOp::create(
-      gb.b, gb.loc, RankedTensorType::get(ohShape, f), gather.getIndices(), zero);
+  Value oneHot = buildOneHot(gb.b, gb.loc, RankedTensorType::get(ohShape, f),
+                             gather.getIndices());
   Value ohFlat = ReshapeOp::create(gb.b, gb.loc,
                                    RankedTensorType::get({n, vocab}, f), oneHot);
   Value gFlat =
@@ -466,6 +462,19 @@ LogicalResult gatherRule(Operation *op, Grad &gb, Value g,
   grads.push_back(Value()); // the ids
   return success();
 }
+
+} // namespace
+
+Value tp::buildOneHot(OpBuilder &b, Location loc, RankedTensorType type,
+                      Value labels) {
+  Value zero = ConstantOp::create(
+      b, loc,
+      DenseElementsAttr::get(RankedTensorType::get({}, b.getI64Type()),
+                             b.getI64IntegerAttr(0).getValue()));
+  return OneHotOp::create(b, loc, type, labels, zero);
+}
+
+namespace {
 
 template <typename OpTy, Rule rule>
 void attach(MLIRContext *ctx) {

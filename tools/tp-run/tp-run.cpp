@@ -529,29 +529,23 @@ int main(int argc, char **argv) {
   }
 
   int rc = 0;
-  auto resultIndex = [&](const std::string &name) {
-    for (size_t i = 0; i < outputNames.size(); ++i)
-      if (outputNames[i] == name)
-        return int(i);
-    return -1;
-  };
   for (const std::string &spec : outputs) {
     std::string name, file;
-    if (!splitAssignment(spec, outputNames, name, file) || resultIndex(name) < 0)
+    if (!splitAssignment(spec, outputNames, name, file) || resultNamed(m, name) < 0)
       return finish(fail("--output " + spec + ": name a graph output (" +
                          join(outputNames) + ")"));
-    if (Status s = writeNpy(file, results[resultIndex(name)]); !s)
+    if (Status s = writeNpy(file, results[resultNamed(m, name)]); !s)
       return finish(fail(s.message()));
   }
   for (const std::string &spec : compares) {
     std::string name, file;
-    if (!splitAssignment(spec, outputNames, name, file) || resultIndex(name) < 0)
+    if (!splitAssignment(spec, outputNames, name, file) || resultNamed(m, name) < 0)
       return finish(fail("--compare " + spec + ": name a graph output (" +
                          join(outputNames) + ")"));
     NpyArray ref;
     if (Status s = readNpy(file, ref); !s)
       return finish(fail(s.message()));
-    const NpyArray &got = results[resultIndex(name)];
+    const NpyArray &got = results[resultNamed(m, name)];
     if (ref.shape != got.shape)
       return finish(fail("--compare " + name + ": the reference has shape " +
                          ref.shapeString() + ", the output " +
@@ -583,7 +577,7 @@ int main(int argc, char **argv) {
       NpyArray ref;
       if (Status s = readTensorProto(path, name, ref); !s)
         return finish(fail(s.message()));
-      int i = resultIndex(name);
+      int i = resultNamed(m, name);
       if (i < 0)
         i = k < outputNames.size() ? int(k) : -1;
       if (i < 0)

@@ -13,6 +13,11 @@ namespace mlir::tp {
 /// Attaches VJPOpInterface to every differentiable tp op.
 void registerVJPInterfaceExternalModels(DialectRegistry &registry);
 
+/// tp.one_hot of integer `labels` over all of `type`'s last dim (offset 0):
+/// the cross-entropy loss and the embedding gradient build it.
+Value buildOneHot(OpBuilder &b, Location loc, RankedTensorType type,
+                  Value labels);
+
 #define GEN_PASS_DECL
 #include "tp/Autodiff/Passes.h.inc"
 

@@ -49,11 +49,7 @@ AffineExpr windowIndex(AffineExpr o, AffineExpr k, int64_t stride,
 }
 
 Value filled(OpBuilder &b, Location loc, RankedTensorType type, double v) {
-  Value empty = tensor::EmptyOp::create(b, loc, type.getShape(),
-                                        type.getElementType());
-  return linalg::FillOp::create(
-             b, loc, buildScalar(b, loc, type.getElementType(), v), empty)
-      .getResult(0);
+  return buildFilled(b, loc, type, buildScalar(b, loc, type.getElementType(), v));
 }
 
 struct ConvLowering : OpRewritePattern<ConvOp> {

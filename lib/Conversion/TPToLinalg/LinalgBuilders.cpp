@@ -89,9 +89,8 @@ Value tp::buildReduction(OpBuilder &b, Location loc, Value input,
   else
     initAttr = b.getIntegerAttr(
         elemType, APInt::getSignedMinValue(elemType.getIntOrFloatBitWidth()));
-  Value initScalar = arith::ConstantOp::create(b, loc, elemType, initAttr);
-  Value empty = tensor::EmptyOp::create(b, loc, outShape, elemType);
-  Value init = linalg::FillOp::create(b, loc, initScalar, empty).getResult(0);
+  Value init = buildFilled(b, loc, outType,
+                           arith::ConstantOp::create(b, loc, elemType, initAttr));
 
   SmallVector<utils::IteratorType> iterators;
   for (int64_t d = 0; d < rank; ++d)
@@ -145,10 +144,16 @@ Value tp::buildReshape(OpBuilder &b, Location loc, Value input,
   return buildReshape(b, loc, flat, resultType);
 }
 
-Value tp::buildZeroFilled(OpBuilder &b, Location loc, RankedTensorType type) {
-  Value zero = arith::ConstantOp::create(
-      b, loc, type.getElementType(), b.getZeroAttr(type.getElementType()));
+Value tp::buildFilled(OpBuilder &b, Location loc, RankedTensorType type,
+                      Value scalar) {
   Value init =
       tensor::EmptyOp::create(b, loc, type.getShape(), type.getElementType());
-  return linalg::FillOp::create(b, loc, zero, init).getResult(0);
+  return linalg::FillOp::create(b, loc, scalar, init).getResult(0);
+}
+
+Value tp::buildZeroFilled(OpBuilder &b, Location loc, RankedTensorType type) {
+  return buildFilled(b, loc, type,
+                     arith::ConstantOp::create(
+                         b, loc, type.getElementType(),
+                         b.getZeroAttr(type.getElementType())));
 }

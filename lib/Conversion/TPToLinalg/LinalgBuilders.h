@@ -50,6 +50,9 @@ Value buildScalar(OpBuilder &b, Location loc, Type type, double v);
 
 /// A tensor of `type` filled with zero (accumulator init for contractions).
 Value buildZeroFilled(OpBuilder &b, Location loc, RankedTensorType type);
+/// A tensor of `type` filled with `scalar` (linalg.fill of tensor.empty).
+Value buildFilled(OpBuilder &b, Location loc, RankedTensorType type,
+                  Value scalar);
 
 } // namespace mlir::tp
 

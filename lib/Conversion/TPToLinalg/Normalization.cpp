@@ -173,9 +173,8 @@ struct ArgReduceLowering : OpRewritePattern<ArgReduceOp> {
           elem, isMax ? APInt::getSignedMinValue(elem.getIntOrFloatBitWidth())
                       : APInt::getSignedMaxValue(elem.getIntOrFloatBitWidth()));
     auto fill = [&](Type t, TypedAttr v) {
-      Value empty = tensor::EmptyOp::create(rewriter, loc, shape, t);
-      Value scalar = arith::ConstantOp::create(rewriter, loc, t, v);
-      return linalg::FillOp::create(rewriter, loc, scalar, empty).getResult(0);
+      return buildFilled(rewriter, loc, RankedTensorType::get(shape, t),
+                         arith::ConstantOp::create(rewriter, loc, t, v));
     };
     Type i64 = rewriter.getI64Type();
     Value values = fill(elem, init);

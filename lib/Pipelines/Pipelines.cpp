@@ -11,13 +11,15 @@ using namespace mlir;
 // compiler engineer would type.
 static constexpr const char *kLowerToRuntimeCalls =
     "tp-lower-to-linalg,func.func(tp-fuse-elementwise),"
-    "tp-lower-collectives";
-static constexpr const char *kBufferizeToLLVM =
+    "tp-lower-collectives{target=%s}";
+static constexpr const char *kBufferize =
     "one-shot-bufferize{bufferize-function-boundaries "
     "function-boundary-type-conversion=identity-layout-map},"
     // Results become caller-provided buffers; temporaries are freed.
     "buffer-results-to-out-params{modify-public-functions hoist-static-allocs},"
-    "buffer-deallocation-pipeline,tp-lower-matmul-to-blas,"
+    "buffer-deallocation-pipeline,";
+static constexpr const char *kCpuLoopsToLLVM =
+    "tp-lower-matmul-to-blas,"
     "func.func(convert-linalg-to-loops),tp-outline-loop-nests,"
     "expand-strided-metadata,lower-affine,convert-scf-to-cf,"
     // math-to-llvm first (rsqrt, exp, ...), then libm for the rest (erf).
@@ -27,19 +29,79 @@ static constexpr const char *kBufferizeToLLVM =
     "finalize-memref-to-llvm,convert-vector-to-llvm,convert-to-llvm,"
     "reconcile-unrealized-casts";
 
+// The CUDA target, in the stages tp-compile --emit can stop after.
+// Matmuls go to cuBLAS; every other linalg op becomes a parallel loop,
+// tiled into blocks of threads, then a kernel.
+static constexpr const char *kCudaBuffersToGpu =
+    "tp-lower-matmul-to-blas{target=cuda},tp-prepare-gpu-buffers,"
+    "func.func(convert-linalg-to-parallel-loops,"
+    "tp-tile-parallel-loops-for-gpu{block-size=%s},gpu-map-parallel-loops,"
+    "convert-parallel-loops-to-gpu),"
+    "gpu-kernel-outlining,lower-affine,canonicalize,cse";
+// sm_90 needs PTX 8.0 (LLVM's default, PTX 6.0, does not know the chip).
+static constexpr const char *kCudaKernelsToNVVM =
+    "convert-scf-to-cf,expand-strided-metadata,"
+    "nvvm-attach-target{chip=%s features=+ptx80 O=3},"
+    "gpu.module(convert-gpu-to-nvvm,canonicalize,cse,"
+    "reconcile-unrealized-casts)";
+// Host code as on the CPU, except that allocations call the runtime's
+// allocator (device memory the host can also reach) and kernel launches
+// become mgpu* calls (tprt's CUDA runtime provides them).
+static constexpr const char *kCudaHostToLLVM =
+    "convert-math-to-llvm,convert-math-to-libm,"
+    "func.func(arith-expand{include-bf16}),"
+    "finalize-memref-to-llvm{use-generic-functions},gpu-to-llvm,"
+    "convert-to-llvm,reconcile-unrealized-casts";
+
 // Parsing fails only if a pass is not registered (registerTPPasses and
-// registerAllPasses must have run).
-LogicalResult tp::buildLowerToRuntimeCallsPipeline(OpPassManager &pm) {
-  return parsePassPipeline(kLowerToRuntimeCalls, pm, llvm::errs());
+// registerAllPasses must have run). `%s` in `text` becomes `value`.
+static LogicalResult parse(OpPassManager &pm, StringRef text,
+                           StringRef value = "") {
+  auto [before, after] = text.split("%s");
+  std::string pipeline = before.str();
+  if (before.size() != text.size())
+    pipeline += value.str() + after.str();
+  return parsePassPipeline(pipeline, pm, llvm::errs());
+}
+
+LogicalResult tp::buildLowerToRuntimeCallsPipeline(OpPassManager &pm,
+                                                   const Target &target) {
+  return parse(pm, kLowerToRuntimeCalls, target.cuda ? "cuda" : "cpu");
 }
 
 LogicalResult tp::buildBufferizeToLLVMPipeline(OpPassManager &pm) {
-  return parsePassPipeline(kBufferizeToLLVM, pm, llvm::errs());
+  return parse(pm, std::string(kBufferize) + kCpuLoopsToLLVM);
 }
 
 LogicalResult tp::buildLowerToLLVMPipeline(OpPassManager &pm) {
-  return success(succeeded(buildLowerToRuntimeCallsPipeline(pm)) &&
+  return success(succeeded(buildLowerToRuntimeCallsPipeline(pm, Target())) &&
                  succeeded(buildBufferizeToLLVMPipeline(pm)));
+}
+
+LogicalResult tp::buildCudaBufferizeToGpuPipeline(OpPassManager &pm,
+                                                  const Target &target) {
+  return parse(pm, std::string(kBufferize) + kCudaBuffersToGpu,
+               std::to_string(target.blockSize));
+}
+
+LogicalResult tp::buildCudaKernelsToNVVMPipeline(OpPassManager &pm,
+                                                 const Target &target) {
+  return parse(pm, kCudaKernelsToNVVM, target.arch);
+}
+
+LogicalResult tp::buildCudaHostToLLVMPipeline(OpPassManager &pm,
+                                              StringRef binaryFormat) {
+  return parse(pm, std::string(kCudaHostToLLVM) +
+                       ",gpu-module-to-binary{format=" + binaryFormat.str() +
+                       "}");
+}
+
+LogicalResult tp::buildLowerToCudaPipeline(OpPassManager &pm,
+                                           const Target &target) {
+  return success(succeeded(buildLowerToRuntimeCallsPipeline(pm, target)) &&
+                 succeeded(buildCudaBufferizeToGpuPipeline(pm, target)) &&
+                 succeeded(buildCudaKernelsToNVVMPipeline(pm, target)) &&
+                 succeeded(buildCudaHostToLLVMPipeline(pm, "bin")));
 }
 
 void tp::buildShardingPipeline(OpPassManager &pm,
@@ -67,6 +129,14 @@ struct ShardingPipelineOptions
   ListOption<std::string> outputs{
       *this, "outputs", llvm::cl::desc("Output layouts, e.g. y=sequence")};
 };
+/// The options of tp-lower-to-cuda.
+struct CudaPipelineOptions : PassPipelineOptions<CudaPipelineOptions> {
+  Option<std::string> chip{*this, "chip", llvm::cl::desc("GPU architecture"),
+                           llvm::cl::init("sm_90")};
+  Option<int64_t> blockSize{*this, "block-size",
+                            llvm::cl::desc("Threads per block"),
+                            llvm::cl::init(256)};
+};
 } // namespace
 
 void tp::registerTPPipelines() {
@@ -84,6 +154,19 @@ void tp::registerTPPipelines() {
         plan.inputs.assign(o.inputs.begin(), o.inputs.end());
         plan.outputs.assign(o.outputs.begin(), o.outputs.end());
         buildShardingPipeline(pm, plan);
+      });
+  PassPipelineRegistration<CudaPipelineOptions>(
+      "tp-lower-to-cuda",
+      "Lower tp ops on static shapes for NVIDIA GPUs: matmuls to cuBLAS "
+      "calls, the rest to kernels (parallel loops, blocks of threads, "
+      "NVVM, a cubin assembled by ptxas), host code to LLVM with mgpu* "
+      "launches and tprt_cuda_* collectives",
+      [](OpPassManager &pm, const CudaPipelineOptions &o) {
+        Target target;
+        target.cuda = true;
+        target.arch = o.chip;
+        target.blockSize = o.blockSize;
+        (void)buildLowerToCudaPipeline(pm, target);
       });
   PassPipelineRegistration<>(
       "tp-lower-to-llvm",

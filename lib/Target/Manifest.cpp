@@ -78,7 +78,7 @@ static llvm::json::Array shardingJson(Attribute attr, int64_t rank) {
 FailureOr<llvm::json::Object>
 tp::buildManifest(ModuleOp module, func::FuncOp func,
                   const std::vector<TensorInfo> &global,
-                  StringRef modelPath) {
+                  StringRef modelPath, StringRef target) {
   auto error = [&](const Twine &msg) {
     emitError(module.getLoc()) << msg;
     return failure();
@@ -137,7 +137,7 @@ tp::buildManifest(ModuleOp module, func::FuncOp func,
 
   return llvm::json::Object{
       {"format", "tp-program/1"},
-      {"target", "cpu"},
+      {"target", target.str()},
       {"library", "program.so"},
       {"entry", "tp_entry"},
       {"model", llvm::json::Object{{"path", modelPath.str()}, {"sha256", hex}}},

@@ -14,7 +14,8 @@ namespace mlir::tp {
 /// file and its SHA-256, the collective sites and the axis masks used.
 FailureOr<llvm::json::Object>
 buildManifest(ModuleOp module, func::FuncOp func,
-              const std::vector<TensorInfo> &global, StringRef modelPath);
+              const std::vector<TensorInfo> &global, StringRef modelPath,
+              StringRef target);
 
 } // namespace mlir::tp
 

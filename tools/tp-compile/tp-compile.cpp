@@ -23,6 +23,8 @@
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"
 #include "mlir/InitAllPasses.h"
+#include "mlir/Target/LLVMIR/Dialect/All.h"
+#include "llvm/Support/Regex.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/Support/CommandLine.h"
@@ -34,7 +36,7 @@ using namespace mlir;
 namespace cl = llvm::cl;
 
 namespace {
-enum class Emit { TP, Linalg, Sharded, Program };
+enum class Emit { TP, Linalg, Sharded, Program, Gpu, NVVM, Ptx };
 
 cl::OptionCategory category("tp-compile options");
 
@@ -61,8 +63,26 @@ cl::opt<Emit> emit(
                    "(needs a plan)"),
         clEnumValN(Emit::Program, "program",
                    "out/program.so and out/manifest.json for tp-run (the "
-                   "default when -o names a directory)")),
+                   "default when -o names a directory)"),
+        clEnumValN(Emit::Gpu, "gpu",
+                   "CUDA: kernels in the gpu dialect, cuBLAS calls on the "
+                   "host"),
+        clEnumValN(Emit::NVVM, "nvvm",
+                   "CUDA: the kernels lowered to NVVM for --arch"),
+        clEnumValN(Emit::Ptx, "ptx",
+                   "CUDA: the kernels' PTX (what ptxas assembles)")),
     cl::cat(category));
+cl::opt<std::string> targetOpt(
+    "target",
+    cl::desc("cpu (OpenBLAS GEMMs, loops; the default) or cuda (cuBLAS "
+             "GEMMs, generated kernels, NCCL collectives)"),
+    cl::init("cpu"), cl::cat(category));
+cl::opt<std::string> archOpt(
+    "arch", cl::desc("CUDA: the GPU architecture of the kernels"),
+    cl::init("sm_90"), cl::cat(category));
+cl::opt<int64_t> blockSizeOpt(
+    "block-size", cl::desc("CUDA: threads per block of generated kernels"),
+    cl::init(256), cl::cat(category));
 cl::OptionCategory planCategory("parallelize plan options (docs/Plans.md)");
 cl::opt<std::string> planFile("plan", cl::desc("Plan file (JSON)"),
                               cl::value_desc("plan.json"),
@@ -161,7 +181,11 @@ int main(int argc, char **argv) {
       "  tp-compile model.onnx --emit=tp -o model.mlir\n"
       "  tp-compile model.onnx --shape x=8x64 --emit=linalg -o -\n"
       "  tp-compile model.onnx --mesh tp=2 --plan-entry fc1=colwise,fc2=rowwise "
-      "--emit=sharded --report -o out.mlir\n\n"
+      "--emit=sharded --report -o out.mlir\n"
+      "  tp-compile model.onnx --plan plan.json -o out/            (program "
+      "for tp-run)\n"
+      "  tp-compile model.onnx --target cuda --arch sm_90 -o out/  (for "
+      "NVIDIA GPUs)\n\n"
       "The model may be binary ONNX or ONNX's text syntax.\n");
 
   if (listOps) {
@@ -177,7 +201,33 @@ int main(int argc, char **argv) {
     return 1;
   }
 
-  // The CPU pipeline is pipeline text: every pass must be registered.
+  bool cudaStage = emit == Emit::Gpu || emit == Emit::NVVM || emit == Emit::Ptx;
+  if (targetOpt != "cpu" && targetOpt != "cuda") {
+    llvm::errs() << "tp-compile: error: unknown --target '" << targetOpt
+                 << "' (cpu or cuda)\n";
+    return 1;
+  }
+  if (cudaStage && targetOpt.getNumOccurrences() && targetOpt != "cuda") {
+    llvm::errs() << "tp-compile: error: --emit=gpu, nvvm and ptx are stages "
+                    "of --target cuda\n";
+    return 1;
+  }
+  tp::Target target;
+  target.cuda = cudaStage || targetOpt == "cuda";
+  target.arch = archOpt;
+  target.blockSize = blockSizeOpt;
+  if (target.cuda && !llvm::Regex("^sm_[0-9]+a?$").match(target.arch)) {
+    llvm::errs() << "tp-compile: error: --arch '" << target.arch
+                 << "' is not a CUDA architecture like sm_90\n";
+    return 1;
+  }
+  if (target.cuda && (target.blockSize < 1 || target.blockSize > 1024)) {
+    llvm::errs() << "tp-compile: error: --block-size " << target.blockSize
+                 << " is not in 1..1024\n";
+    return 1;
+  }
+
+  // The pipelines are pipeline text: every pass must be registered.
   registerAllPasses();
   tp::registerTPPasses();
 
@@ -192,6 +242,8 @@ int main(int argc, char **argv) {
   registerAllDialects(registry);
   registerAllExtensions(registry);
   tp::registerTPDialects(registry);
+  // gpu-module-to-binary translates kernels to LLVM IR.
+  registerAllToLLVMIRTranslations(registry);
   MLIRContext context(registry);
   // Importer messages already name the model file and ONNX node; print them
   // as one line each, like a compiler does.
@@ -240,9 +292,10 @@ int main(int argc, char **argv) {
   bool sharding = !planFile.empty() || !meshSpec.empty() ||
                   !planEntries.empty() || !dataParallel.empty();
   // A program always runs on a mesh; without a plan, one device.
-  if (emit == Emit::Program && !sharding)
+  bool lowered = emit == Emit::Program || cudaStage;
+  if (lowered && !sharding)
     meshSpec = "tp=1";
-  sharding |= emit == Emit::Program;
+  sharding |= lowered;
   std::vector<tp::TensorInfo> globalSignature =
       tp::describeSignature(*module->getOps<func::FuncOp>().begin());
   if ((emit == Emit::Sharded || explainSharding ||
@@ -292,11 +345,22 @@ int main(int argc, char **argv) {
     llvm::SmallString<256> modelPath(inputFile);
     llvm::sys::fs::make_absolute(modelPath);
     program.modelPath = std::string(modelPath);
+    program.target = target;
     if (verbose)
       program.progress = [](const std::string &m) { progress(m); };
-    return failed(tp::emitCpuProgram(*module, globalSignature, program));
+    return failed(tp::emitProgram(*module, globalSignature, program));
   }
-  if (emit != Emit::TP) {
+  std::string cudaText;
+  if (cudaStage) {
+    progress("lowering for CUDA " + target.arch);
+    llvm::raw_string_ostream os(cudaText);
+    tp::CudaStage stage = emit == Emit::Gpu    ? tp::CudaStage::Gpu
+                          : emit == Emit::NVVM ? tp::CudaStage::NVVM
+                                               : tp::CudaStage::Ptx;
+    if (failed(tp::emitCudaStage(*module, target, stage, os)))
+      return 1;
+  }
+  if (emit != Emit::TP && !cudaStage) {
     progress("lowering to linalg");
     if (failed(runPasses(
             [&](PassManager &pm) { pm.addPass(tp::createTPLowerToLinalg()); })))
@@ -312,7 +376,10 @@ int main(int argc, char **argv) {
     llvm::errs() << "tp-compile: error: " << error << "\n";
     return 1;
   }
-  module->print(output->os());
+  if (cudaStage)
+    output->os() << cudaText;
+  else
+    module->print(output->os());
   output->os() << "\n";
   output->keep();
   progress("wrote " + outputFile);

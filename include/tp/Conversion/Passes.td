@@ -67,7 +67,14 @@ def TPLowerCollectives : Pass<"tp-lower-collectives", "::mlir::ModuleOp"> {
     all_slice a local slice at this device's index. Each collective gets a
     site number; the module's `tp.collective_sites` names them (kind and
     ONNX node) for the runtime's error messages. Removes `shard.grid`.
+    With `target=cuda` the calls are the `tprt_cuda_` entry points, which
+    take device buffers and order the collective after the kernels before it
+    (NCCL when the runtime has it).
   }];
+  let options = [
+    Option<"target", "target", "std::string", /*default=*/"\"cpu\"",
+           "cpu (tprt_*) or cuda (tprt_cuda_*): which runtime entry points">,
+  ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
     "::mlir::bufferization::BufferizationDialect",
@@ -84,13 +91,51 @@ def TPLowerMatmulToBlas : Pass<"tp-lower-matmul-to-blas", "::mlir::ModuleOp"> {
     f32 memrefs with the identity layout and default indexing maps becomes a
     call of `tprt_sgemm` / `tprt_sgemm_batched` (row-major C += A B), which
     the runtime implements with OpenBLAS. Other matmuls stay for the loop
-    lowering.
+    lowering. With `target=cuda`, f32, f16 and bf16 matmuls become
+    `tprt_cuda_gemm` (cuBLAS; a batch count and the element type code).
   }];
+  let options = [
+    Option<"target", "target", "std::string", /*default=*/"\"cpu\"",
+           "cpu (tprt_sgemm, OpenBLAS) or cuda (tprt_cuda_gemm, cuBLAS)">,
+  ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
     "::mlir::func::FuncDialect",
     "::mlir::memref::MemRefDialect",
   ];
+}
+
+def TPPrepareGpuBuffers : Pass<"tp-prepare-gpu-buffers", "::mlir::ModuleOp"> {
+  let summary = "Make every buffer a kernel touches device memory, every copy a kernel";
+  let description = [{
+    Runs on buffers, before convert-linalg-to-parallel-loops, for the CUDA
+    target. Kernels cannot read host globals: every `memref.get_global`
+    becomes a fresh allocation (device memory, through the runtime's
+    allocator) filled from the global once per call. `memref.copy` between
+    buffers becomes `linalg.copy`, so that it runs as a kernel rather than
+    on the host. A `linalg.generic` whose reduction dims come before
+    parallel ones is interchanged so that the parallel dims are outermost:
+    they become one kernel, not one kernel per reduction step.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect",
+                           "::mlir::memref::MemRefDialect"];
+}
+
+def TPTileParallelLoopsForGpu
+    : Pass<"tp-tile-parallel-loops-for-gpu", "::mlir::func::FuncOp"> {
+  let summary = "Collapse and tile top-level scf.parallel loops for GPU blocks";
+  let description = [{
+    Every outermost `scf.parallel` is collapsed into one dimension and tiled
+    by `block-size` with an in-bounds guard, so that gpu-map-parallel-loops
+    maps the tiles to blocks and the elements of a tile to threads
+    (`block-size` threads per block, whatever the loop's rank and shape).
+  }];
+  let options = [
+    Option<"blockSize", "block-size", "int64_t", /*default=*/"256",
+           "Threads per block">,
+  ];
+  let dependentDialects = ["::mlir::scf::SCFDialect",
+                           "::mlir::arith::ArithDialect"];
 }
 
 #endif // TP_CONVERSION_PASSES_TD

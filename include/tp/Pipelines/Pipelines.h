@@ -13,6 +13,15 @@
 
 namespace mlir::tp {
 
+/// Which machine the program runs on.
+struct Target {
+  bool cuda = false;
+  /// CUDA: the GPU architecture the kernels are compiled for.
+  std::string arch = "sm_90";
+  /// CUDA: threads per block of the generated kernels.
+  int64_t blockSize = 256;
+};
+
 /// `tp-lower-to-llvm`: tp ops on (local) static shapes -> linalg, shard
 /// collectives -> tprt calls, -> buffers (results become out-parameters,
 /// temporaries are freed) -> loops -> the LLVM dialect, for the CPU.
@@ -21,8 +30,26 @@ LogicalResult buildLowerToLLVMPipeline(OpPassManager &pm);
 
 /// Its two halves: tensors in linalg with collectives as tprt calls (the
 /// function keeps its signature and tp attributes), then buffers to LLVM.
-LogicalResult buildLowerToRuntimeCallsPipeline(OpPassManager &pm);
+LogicalResult buildLowerToRuntimeCallsPipeline(OpPassManager &pm,
+                                               const Target &target);
 LogicalResult buildBufferizeToLLVMPipeline(OpPassManager &pm);
+
+/// `tp-lower-to-cuda`: the CUDA target, after the runtime-call stage (with
+/// tprt_cuda_* collectives), in three stages tp-compile can stop after:
+///  - buffers to the gpu dialect: cuBLAS calls for matmuls, kernels
+///    (gpu.module / gpu.launch_func) for every other linalg op;
+///  - kernels to NVVM for `target.arch` (PTX 8.0);
+///  - host code to LLVM (mgpu* launches, the runtime's allocator) and the
+///    kernels to a gpu.binary of `binaryFormat` (bin: cubin by ptxas; isa:
+///    PTX text).
+LogicalResult buildCudaBufferizeToGpuPipeline(OpPassManager &pm,
+                                              const Target &target);
+LogicalResult buildCudaKernelsToNVVMPipeline(OpPassManager &pm,
+                                             const Target &target);
+LogicalResult buildCudaHostToLLVMPipeline(OpPassManager &pm,
+                                          StringRef binaryFormat);
+LogicalResult buildLowerToCudaPipeline(OpPassManager &pm,
+                                       const Target &target);
 
 /// `tp-sharding-pipeline`: tp-apply-plan -> tp-propagate-sharding ->
 /// tp-partition -> tp-lower-to-linalg: the per-device program on local

@@ -20,6 +20,12 @@ constexpr const char *kReduceScatterFn = "tprt_reduce_scatter";
 constexpr const char *kAxisIndexFn = "tprt_axis_index";
 constexpr const char *kSgemmFn = "tprt_sgemm";
 constexpr const char *kSgemmBatchedFn = "tprt_sgemm_batched";
+/// The CUDA target's entry points (tprt_cuda.h): device buffers, ordered
+/// after the kernels launched before them.
+constexpr const char *kCudaAllReduceFn = "tprt_cuda_all_reduce";
+constexpr const char *kCudaAllGatherFn = "tprt_cuda_all_gather";
+constexpr const char *kCudaReduceScatterFn = "tprt_cuda_reduce_scatter";
+constexpr const char *kCudaGemmFn = "tprt_cuda_gemm";
 constexpr int32_t kReduceSum = TPRT_SUM;
 constexpr int32_t kReduceMax = TPRT_MAX;
 

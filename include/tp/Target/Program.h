@@ -1,9 +1,11 @@
 //===- Program.h - compile a partitioned module into a program -*- C++ -*-===//
 //
-// The back end of tp-compile for CPUs: the per-device module (after
-// tp-partition) becomes out/program.so, one SPMD shared library with the C
-// entry point `tp_entry(void **args)`, and out/manifest.json, which tells
-// tp-run what to feed it (docs/Runtime.md describes both).
+// The back end of tp-compile: the per-device module (after tp-partition)
+// becomes out/program.so, one SPMD shared library with the C entry point
+// `tp_entry(void **args)`, and out/manifest.json, which tells tp-run what to
+// feed it (docs/Runtime.md describes both). For the CUDA target the library
+// also holds the kernels (a cubin) and links against libtprt's CUDA
+// runtime (cudart, cuBLAS, NCCL).
 //
 //===----------------------------------------------------------------------===//
 #ifndef TP_TARGET_PROGRAM_H
@@ -11,6 +13,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "tp/Pipelines/Pipelines.h"
 #include "llvm/ADT/StringRef.h"
 #include <functional>
 #include <string>
@@ -32,6 +35,8 @@ std::vector<TensorInfo> describeSignature(func::FuncOp func);
 struct ProgramOptions {
   std::string outDir;
   std::string modelPath;
+  /// cpu, or cuda (kernels for target.arch).
+  Target target;
   /// Called with a line per stage (tp-compile -v), or empty.
   std::function<void(const std::string &)> progress;
 };
@@ -40,9 +45,17 @@ struct ProgramOptions {
 /// object for the host CPU, links out/program.so with the system linker and
 /// writes out/manifest.json. `global` is describeSignature() of the function
 /// before partitioning. On failure emits an error and writes nothing.
-LogicalResult emitCpuProgram(ModuleOp module,
-                             const std::vector<TensorInfo> &global,
-                             const ProgramOptions &options);
+LogicalResult emitProgram(ModuleOp module,
+                          const std::vector<TensorInfo> &global,
+                          const ProgramOptions &options);
+
+/// What `tp-compile --target cuda --emit=gpu|nvvm|ptx` writes: the module
+/// after the CUDA pipeline's gpu-dialect or NVVM stage, or the kernels'
+/// PTX (for ptxas). `module` is the partitioned program; it is lowered in
+/// place.
+enum class CudaStage { Gpu, NVVM, Ptx };
+LogicalResult emitCudaStage(ModuleOp module, const Target &target,
+                            CudaStage stage, llvm::raw_ostream &os);
 
 } // namespace mlir::tp
 

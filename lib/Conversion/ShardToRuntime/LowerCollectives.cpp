@@ -21,12 +21,18 @@ namespace {
 
 class CollectiveLowering {
 public:
-  CollectiveLowering(ModuleOp module) : module(module), b(module.getContext()) {}
+  CollectiveLowering(ModuleOp module, bool cuda)
+      : module(module), b(module.getContext()),
+        allReduceFn(cuda ? kCudaAllReduceFn : kAllReduceFn),
+        allGatherFn(cuda ? kCudaAllGatherFn : kAllGatherFn),
+        reduceScatterFn(cuda ? kCudaReduceScatterFn : kReduceScatterFn) {}
   LogicalResult run();
 
 private:
   ModuleOp module;
   OpBuilder b;
+  /// The target's runtime entry points (tprt_* or tprt_cuda_*).
+  StringRef allReduceFn, allGatherFn, reduceScatterFn;
   SmallVector<Attribute> sites;
   /// Every axes mask the program uses: the runtime builds their groups
   /// (MPI sub-communicators) up front, on every rank.
@@ -168,7 +174,7 @@ LogicalResult CollectiveLowering::lower(Operation *op) {
         ar.getReduction() == shard::ReductionKind::Max ? kReduceMax
                                                        : kReduceSum;
     result = callWithBuffers(
-        loc, kAllReduceFn, ar.getInput(), type,
+        loc, allReduceFn, ar.getInput(), type,
         {i64(loc, type.getNumElements()), i32(loc, *dt),
          i32(loc, reduction), i64(loc, mask(ar.getGridAxes())),
          i64(loc, site(op, "all_reduce"))});
@@ -180,7 +186,7 @@ LogicalResult CollectiveLowering::lower(Operation *op) {
     auto [outer, chunk] = outerAndChunk(
         cast<RankedTensorType>(ag.getInput().getType()),
         ag.getGatherAxis().getSExtValue());
-    result = callWithBuffers(loc, kAllGatherFn, ag.getInput(), type,
+    result = callWithBuffers(loc, allGatherFn, ag.getInput(), type,
                              {i64(loc, outer), i64(loc, chunk), i32(loc, *dt),
                               i64(loc, mask(ag.getGridAxes())),
                               i64(loc, site(op, "all_gather"))});
@@ -191,7 +197,7 @@ LogicalResult CollectiveLowering::lower(Operation *op) {
       return failure();
     auto [outer, chunk] =
         outerAndChunk(type, rs.getScatterAxis().getSExtValue());
-    result = callWithBuffers(loc, kReduceScatterFn, rs.getInput(), type,
+    result = callWithBuffers(loc, reduceScatterFn, rs.getInput(), type,
                              {i64(loc, outer), i64(loc, chunk), i32(loc, *dt),
                               i64(loc, mask(rs.getGridAxes())),
                               i64(loc, site(op, "reduce_scatter"))});
@@ -212,7 +218,7 @@ LogicalResult CollectiveLowering::lower(Operation *op) {
     gathered[concat] = cast<RankedTensorType>(a2a.getType()).getDimSize(concat);
     auto gatheredType = RankedTensorType::get(gathered, in.getElementType());
     auto [outer, chunk] = outerAndChunk(in, concat);
-    Value g = callWithBuffers(loc, kAllGatherFn, a2a.getInput(), gatheredType,
+    Value g = callWithBuffers(loc, allGatherFn, a2a.getInput(), gatheredType,
                               {i64(loc, outer), i64(loc, chunk), i32(loc, *dt),
                                i64(loc, mask(a2a.getGridAxes())),
                                i64(loc, site(op, "all_to_all"))});
@@ -269,8 +275,14 @@ LogicalResult CollectiveLowering::run() {
 namespace {
 struct TPLowerCollectivesPass
     : tp::impl::TPLowerCollectivesBase<TPLowerCollectivesPass> {
+  using Base::Base;
   void runOnOperation() override {
-    CollectiveLowering lowering(getOperation());
+    if (target != "cpu" && target != "cuda") {
+      getOperation().emitError("tp-lower-collectives: unknown target '")
+          << target << "' (cpu or cuda)";
+      return signalPassFailure();
+    }
+    CollectiveLowering lowering(getOperation(), target == "cuda");
     if (failed(lowering.run()))
       signalPassFailure();
   }

@@ -15,24 +15,33 @@ using namespace mlir::tp;
 
 namespace {
 
-/// A contiguous, statically shaped f32 buffer.
-bool isPlainF32(Value v) {
+/// A contiguous, statically shaped buffer of the element types the target's
+/// GEMM takes: f32 on the CPU (OpenBLAS); f32, f16 and bf16 with cuBLAS.
+bool isPlainGemmOperand(Value v, bool cuda) {
   auto t = dyn_cast<MemRefType>(v.getType());
-  return t && t.hasStaticShape() && t.getElementType().isF32() &&
-         t.getLayout().isIdentity();
+  if (!t || !t.hasStaticShape() || !t.getLayout().isIdentity())
+    return false;
+  Type e = t.getElementType();
+  return e.isF32() || (cuda && (e.isF16() || e.isBF16()));
 }
 
 struct TPLowerMatmulToBlasPass
     : tp::impl::TPLowerMatmulToBlasBase<TPLowerMatmulToBlasPass> {
+  using Base::Base;
   void runOnOperation() override {
     ModuleOp module = getOperation();
+    if (target != "cpu" && target != "cuda") {
+      module.emitError("tp-lower-matmul-to-blas: unknown target '")
+          << target << "' (cpu or cuda)";
+      return signalPassFailure();
+    }
+    bool cuda = target == "cuda";
     OpBuilder b(module.getContext());
-    auto declare = [&](StringRef name, unsigned numArgs) {
+    auto declare = [&](StringRef name, TypeRange args) {
       if (auto f = module.lookupSymbol<func::FuncOp>(name))
         return f;
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(module.getBody());
-      SmallVector<Type> args(numArgs, b.getI64Type());
       auto f = func::FuncOp::create(b, module.getLoc(), name,
                                     b.getFunctionType(args, {}));
       f.setPrivate();
@@ -43,7 +52,11 @@ struct TPLowerMatmulToBlasPass
       if (!isa<linalg::MatmulOp, linalg::BatchMatmulOp>(op) ||
           !op.hasPureBufferSemantics())
         return;
-      if (!llvm::all_of(op->getOperands(), isPlainF32))
+      Type elem = getElementTypeOrSelf(op->getOperand(0).getType());
+      if (!llvm::all_of(op->getOperands(), [&](Value v) {
+            return isPlainGemmOperand(v, cuda) &&
+                   getElementTypeOrSelf(v.getType()) == elem;
+          }))
         return;
       SmallVector<AffineMap> defaults =
           isa<linalg::MatmulOp>(op)
@@ -65,16 +78,21 @@ struct TPLowerMatmulToBlasPass
       auto c = cast<MemRefType>(op->getOperand(2).getType());
       auto a = cast<MemRefType>(op->getOperand(0).getType());
       bool batched = isa<linalg::BatchMatmulOp>(op);
-      if (batched)
-        args.push_back(
-            arith::ConstantIntOp::create(b, loc, c.getDimSize(0), 64));
+      // cuBLAS always takes a batch count (1 for a plain matmul).
+      if (batched || cuda)
+        args.push_back(arith::ConstantIntOp::create(
+            b, loc, batched ? c.getDimSize(0) : 1, 64));
       int64_t rank = c.getRank();
       for (int64_t d : {c.getDimSize(rank - 2), c.getDimSize(rank - 1),
                         a.getDimSize(rank - 1)})
         args.push_back(arith::ConstantIntOp::create(b, loc, d, 64));
-      func::CallOp::create(
-          b, loc,
-          declare(batched ? kSgemmBatchedFn : kSgemmFn, args.size()), args);
+      if (cuda)
+        args.push_back(arith::ConstantIntOp::create(
+            b, loc, *runtimeDType(c.getElementType()), 32));
+      StringRef fn =
+          cuda ? kCudaGemmFn : (batched ? kSgemmBatchedFn : kSgemmFn);
+      func::CallOp::create(b, loc, declare(fn, ValueRange(args).getTypes()),
+                           args);
       op->erase();
     }
   }

@@ -1,9 +1,11 @@
-//===- EmitCpuProgram.cpp - partitioned module -> program.so --------------===//
+//===- EmitProgram.cpp - partitioned module -> program.so -----------------===//
 #include "Manifest.h"
 #include "tp/Pipelines/Pipelines.h"
 #include "tp/Target/Program.h"
 #include "llvm/Support/FormatVariadic.h"
 
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/Pass/PassManager.h"
@@ -50,9 +52,65 @@ static LogicalResult addEntryPoint(llvm::Module &module, StringRef func,
   return success();
 }
 
-LogicalResult tp::emitCpuProgram(ModuleOp module,
-                                 const std::vector<TensorInfo> &global,
-                                 const ProgramOptions &options) {
+/// The stages after the runtime-call one, for the target.
+static LogicalResult buildToLLVM(OpPassManager &pm, const Target &target) {
+  if (!target.cuda)
+    return buildBufferizeToLLVMPipeline(pm);
+  return success(succeeded(buildCudaBufferizeToGpuPipeline(pm, target)) &&
+                 succeeded(buildCudaKernelsToNVVMPipeline(pm, target)) &&
+                 succeeded(buildCudaHostToLLVMPipeline(pm, "bin")));
+}
+
+/// The libraries program.so links: MLIR's C runner utilities (memrefCopy
+/// for strided copies) and libm; for CUDA also libtprt, whose CUDA runtime
+/// (mgpu* launches, the allocator, cuBLAS GEMMs, NCCL collectives) the
+/// program calls, so that every symbol resolves now rather than at load.
+static SmallVector<std::string> linkArguments(const Target &target) {
+  SmallVector<std::string> args = {
+      std::string("-L") + TP_MLIR_LIBRARY_DIR,
+      std::string("-Wl,-rpath,") + TP_MLIR_LIBRARY_DIR,
+      "-lmlir_c_runner_utils", "-lm"};
+  if (target.cuda)
+    for (std::string a :
+         {std::string("-L") + TP_RUNTIME_LIBRARY_DIR,
+          std::string("-Wl,-rpath,") + TP_RUNTIME_LIBRARY_DIR,
+          std::string("-ltprt"), std::string("-Wl,--no-undefined")})
+      args.push_back(a);
+  return args;
+}
+
+LogicalResult tp::emitCudaStage(ModuleOp module, const Target &target,
+                                CudaStage stage, llvm::raw_ostream &os) {
+  PassManager pm(module.getContext());
+  if (failed(buildLowerToRuntimeCallsPipeline(pm, target)) ||
+      failed(buildCudaBufferizeToGpuPipeline(pm, target)) ||
+      (stage != CudaStage::Gpu &&
+       failed(buildCudaKernelsToNVVMPipeline(pm, target))))
+    return emitError(module.getLoc(), "internal: cannot build tp-lower-to-cuda");
+  if (stage == CudaStage::Ptx) {
+    GpuModuleToBinaryPassOptions isa;
+    isa.compilationTarget = "isa";
+    pm.addPass(createGpuModuleToBinaryPass(isa));
+  }
+  if (failed(pm.run(module)))
+    return failure();
+  if (stage != CudaStage::Ptx) {
+    module.print(os);
+    return success();
+  }
+  // One PTX text per kernel module, each after a `//--- <module>.ptx` line
+  // (a PTX comment, and split-file's marker: ptxas takes one module a file).
+  for (auto binary : module.getOps<gpu::BinaryOp>())
+    for (Attribute a : binary.getObjects()) {
+      os << "//--- " << binary.getName() << ".ptx\n";
+      os << cast<gpu::ObjectAttr>(a).getObject().getValue() << "\n";
+    }
+  return success();
+}
+
+LogicalResult tp::emitProgram(ModuleOp module,
+                              const std::vector<TensorInfo> &global,
+                              const ProgramOptions &options) {
   auto progress = [&](const std::string &msg) {
     if (options.progress)
       options.progress(msg);
@@ -67,16 +125,17 @@ LogicalResult tp::emitCpuProgram(ModuleOp module,
   func->setAttr("llvm.emit_c_interface", UnitAttr::get(module.getContext()));
   progress("lowering to linalg with collectives as runtime calls");
   PassManager toCalls(module.getContext()), toLLVM(module.getContext());
-  if (failed(buildLowerToRuntimeCallsPipeline(toCalls)) ||
-      failed(buildBufferizeToLLVMPipeline(toLLVM)))
-    return emitError(module.getLoc(), "internal: cannot build tp-lower-to-llvm");
+  if (failed(buildLowerToRuntimeCallsPipeline(toCalls, options.target)) ||
+      failed(buildToLLVM(toLLVM, options.target)))
+    return emitError(module.getLoc(), "internal: cannot build the lowering");
   if (failed(toCalls.run(module)))
     return failure();
   // The manifest reads the partitioned signature and attributes, and the
   // collective sites tp-lower-collectives numbered; bufferization rewrites
   // the signature, so it comes now.
   FailureOr<llvm::json::Object> manifest =
-      buildManifest(module, func, global, options.modelPath);
+      buildManifest(module, func, global, options.modelPath,
+                    options.target.cuda ? "cuda" : "cpu");
   if (failed(manifest))
     return failure();
   // tp's argument and result attributes have done their job (the manifest
@@ -85,7 +144,10 @@ LogicalResult tp::emitCpuProgram(ModuleOp module,
     func.setArgAttrs(i, DictionaryAttr::get(module.getContext()));
   for (unsigned i = 0; i < func.getNumResults(); ++i)
     func.setResultAttrs(i, DictionaryAttr::get(module.getContext()));
-  progress("bufferizing and lowering to LLVM (loops, BLAS calls)");
+  progress(options.target.cuda
+               ? "bufferizing, kernels for " + options.target.arch +
+                     " (NVVM, ptxas), host code to LLVM (cuBLAS calls)"
+               : "bufferizing and lowering to LLVM (loops, BLAS calls)");
   if (failed(toLLVM.run(module)))
     return failure();
 
@@ -153,11 +215,9 @@ LogicalResult tp::emitCpuProgram(ModuleOp module,
   tmpSo += ".tmp";
   std::string ccPath = *cc;
   std::string objStr(objPath), tmpStr(tmpSo);
-  // memrefCopy (strided copies) comes from MLIR's C runner utilities.
-  std::string libDir = std::string("-L") + TP_MLIR_LIBRARY_DIR;
-  std::string rpath = std::string("-Wl,-rpath,") + TP_MLIR_LIBRARY_DIR;
-  SmallVector<StringRef> argv = {ccPath, "-shared", "-o", tmpStr, objStr,
-                                 libDir, rpath, "-lmlir_c_runner_utils", "-lm"};
+  SmallVector<std::string> libs = linkArguments(options.target);
+  SmallVector<StringRef> argv = {ccPath, "-shared", "-o", tmpStr, objStr};
+  argv.append(libs.begin(), libs.end());
   std::string linkError;
   int rc = llvm::sys::ExecuteAndWait(ccPath, argv, std::nullopt, {}, 0, 0,
                                      &linkError);

@@ -2,6 +2,7 @@
 //
 //   tp-run out/ --ranks 2 --input x=x.npy --output y.npy
 //   mpirun -np 2 tp-run out/ --backend mpi --input x=x.npy --output y.npy
+//   mpirun -np 2 tp-run out/ --backend nccl ...     (CUDA programs, a GPU each)
 //
 // Loads out/manifest.json and out/program.so, gives every rank its shard of
 // the weights (read from the ONNX model) and of the inputs, runs the
@@ -28,13 +29,17 @@
 #include <map>
 #include <mpi.h>
 #include <thread>
+#ifdef TPRT_HAVE_CUDA
+#include "NcclRank.h"
+#include "tprt/Cuda.h"
+#endif
 
 using namespace tprt;
 namespace cl = llvm::cl;
 
 namespace {
 cl::OptionCategory category("tp-run options");
-cl::opt<std::string> programDir(cl::Positional, cl::Required,
+cl::opt<std::string> programDir(cl::Positional,
                                 cl::desc("<program dir (tp-compile -o)>"),
                                 cl::cat(category));
 cl::opt<int> ranksOpt("ranks",
@@ -43,8 +48,11 @@ cl::opt<int> ranksOpt("ranks",
                       cl::init(0), cl::cat(category));
 cl::opt<std::string> backend("backend",
                              cl::desc("threads (ranks are threads of this "
-                                      "process) or mpi (one process per rank, "
-                                      "under mpirun)"),
+                                      "process; CUDA programs share GPU 0), "
+                                      "mpi (one process per rank, under "
+                                      "mpirun) or nccl (CUDA programs: one "
+                                      "process per GPU, under mpirun or with "
+                                      "--rendezvous)"),
                              cl::init("threads"), cl::cat(category));
 cl::list<std::string> inputs("input",
                              cl::desc("A graph input: name=file.npy (or "
@@ -102,6 +110,26 @@ cl::opt<std::string> saveModel(
 cl::opt<double> timeoutSeconds(
     "timeout", cl::desc("Seconds a collective waits for its group"),
     cl::init(60), cl::cat(category));
+cl::opt<std::string> rendezvous(
+    "rendezvous",
+    cl::desc("--backend nccl without mpirun: a file path every process "
+             "names; rank 0 writes the NCCL id there, the others read it. "
+             "Each process gives its --rank (or $RANK)"),
+    cl::value_desc("file"), cl::cat(category));
+cl::opt<int> rankOpt("rank",
+                     cl::desc("--backend nccl with --rendezvous: this "
+                              "process's rank"),
+                     cl::init(-1), cl::cat(category));
+cl::opt<bool> allowTf32(
+    "tf32",
+    cl::desc("CUDA programs: let f32 GEMMs use TF32 tensor cores (10-bit "
+             "mantissa products, as PyTorch's allow_tf32)"),
+    cl::cat(category));
+cl::opt<bool> listCudaDevices(
+    "cuda-devices",
+    cl::desc("Print the CUDA devices (or why there are none) and exit: 0 "
+             "when there is at least one"),
+    cl::cat(category));
 cl::opt<bool> profile("profile",
                       cl::desc("Print per-step time and bytes per collective"),
                       cl::cat(category));
@@ -216,11 +244,8 @@ void runRank(const Program &program, Communicator &comm, const Manifest &m,
       if (!st.batches[a].empty())
         std::memcpy(st.args[a].data(), st.batches[a][k % st.batches[a].size()].data(),
                     st.args[a].size());
-    auto start = std::chrono::steady_clock::now();
-    program.run(args, results);
-    st.stepSeconds.push_back(std::chrono::duration<double>(
-                                 std::chrono::steady_clock::now() - start)
-                                 .count());
+    // CUDA: without copying the inputs and weights in and results out.
+    st.stepSeconds.push_back(program.run(args, results));
     if (feedback.empty())
       continue;
     if (comm.rank() == 0 && loss >= 0 && m.results[loss].dtype == TPRT_F32 &&
@@ -332,9 +357,37 @@ int main(int argc, char **argv) {
       "  tp-run out/ --input x.npy --compare ref.npy --profile --repeat 10\n"
       "  mpirun -np 2 tp-run out/ --backend mpi --input x=x.npy --output y.npy\n");
 
-  bool mpi = backend == "mpi";
-  if (!mpi && backend != "threads")
-    return fail("unknown --backend '" + backend + "' (threads or mpi)");
+  if (listCudaDevices) {
+#ifdef TPRT_HAVE_CUDA
+    int n;
+    if (Status s = cuda::deviceCount(n); !s) {
+      llvm::outs() << s.message() << "\n";
+      return 1;
+    }
+    for (int d = 0; d < n; ++d)
+      llvm::outs() << "GPU " << d << ": " << cuda::deviceDescription(d)
+                   << "\n";
+    return 0;
+#else
+    llvm::outs() << "no CUDA: tp-run was built without the CUDA toolkit\n";
+    return 1;
+#endif
+  }
+  if (programDir.empty())
+    return fail("no program directory (tp-compile -o out/); see --help");
+  bool nccl = backend == "nccl";
+  if (backend != "mpi" && backend != "threads" && !nccl)
+    return fail("unknown --backend '" + backend + "' (threads, mpi or nccl)");
+#ifndef TPRT_HAVE_CUDA
+  if (nccl)
+    return fail("--backend nccl: this tp-run was built without the CUDA "
+                "toolkit");
+#else
+  cuda::setAllowTf32(allowTf32);
+#endif
+  // MPI runs the processes of --backend mpi, and of nccl unless a
+  // rendezvous file replaces it.
+  bool mpi = backend == "mpi" || (nccl && rendezvous.empty());
   int worldRank = 0;
   if (mpi)
     MPI_Init(&argc, &argv);
@@ -352,6 +405,23 @@ int main(int argc, char **argv) {
   Manifest m;
   if (Status s = Manifest::load(programDir, m); !s)
     return finish(fail(s.message()));
+#ifdef TPRT_HAVE_CUDA
+  // NCCL: bind this process to its GPU before the program's kernels load.
+  NcclRank ncclRank;
+  int64_t worldMask = (int64_t(1) << m.mesh.sizes.size()) - 1;
+  if (nccl) {
+    if (m.target != "cuda")
+      return finish(fail("--backend nccl runs CUDA programs; " + m.dir +
+                         " was compiled for '" + m.target +
+                         "' (tp-compile --target cuda)"));
+    auto timeout = std::chrono::milliseconds(int64_t(timeoutSeconds * 1000));
+    if (Status s = setUpNcclRank(m, mpi, rendezvous, rankOpt, worldMask,
+                                 timeout, ncclRank);
+        !s)
+      return finish(fail(s.message()));
+    worldRank = ncclRank.rank;
+  }
+#endif
   std::unique_ptr<Program> program;
   if (Status s = Program::load(m, program); !s)
     return finish(fail(s.message()));
@@ -445,9 +515,16 @@ int main(int argc, char **argv) {
     return finish(fail(s.message()));
 
   // Run.
-  std::vector<RankState> states(mpi ? 1 : numRanks);
+  std::vector<RankState> states(mpi || nccl ? 1 : numRanks);
   auto timeout = std::chrono::milliseconds(int64_t(timeoutSeconds * 1000));
-  if (mpi) {
+  if (nccl) {
+#ifdef TPRT_HAVE_CUDA
+    if (Status s = prepareRank(m, worldRank, feeds, *weights, states[0]); !s)
+      return finish(fail("rank " + std::to_string(worldRank) + ": " +
+                         s.message()));
+    runRank(*program, *ncclRank.comm, m, states[0]);
+#endif
+  } else if (mpi) {
     std::string error;
     auto comm = createMpiCommunicator(m.mesh, m.axisMasks, error);
     if (!comm)
@@ -487,8 +564,26 @@ int main(int argc, char **argv) {
     a.dtype = t.dtype;
     a.shape = t.shape;
     a.data.resize(t.numElements() * dtypeSize(t.dtype));
-    if (mpi) {
-      size_t bytes = states[0].results[i].size();
+    size_t bytes = states[0].results[i].size();
+    if (nccl && !mpi) {
+#ifdef TPRT_HAVE_CUDA
+      // No MPI: gather every rank's block over NCCL.
+      char *mine = static_cast<char *>(cuda::allocate(bytes));
+      char *all = static_cast<char *>(cuda::allocate(bytes * numRanks));
+      std::memcpy(mine, states[0].results[i].data(), bytes);
+      Status s = ncclRank.comm->allGather(mine, all, 1, int64_t(bytes),
+                                          TPRT_I8, worldMask,
+                                          "gathering output " + t.name);
+      if (s && worldRank == 0)
+        for (int r = 0; r < numRanks; ++r)
+          insertBlock(t, m.mesh, r, all + r * bytes, a.data.data(),
+                      dtypeSize(t.dtype));
+      cuda::release(mine);
+      cuda::release(all);
+      if (!s)
+        return finish(fail(s.message()));
+#endif
+    } else if (mpi) {
       std::vector<char> all(worldRank == 0 ? bytes * numRanks : 0);
       MPI_Gather(states[0].results[i].data(), int(bytes), MPI_BYTE, all.data(),
                  int(bytes), MPI_BYTE, 0, MPI_COMM_WORLD);

@@ -44,9 +44,13 @@ public:
   ~Program();
 
   /// One step on the calling thread's rank: `args` and `results` are local
-  /// buffers, in the manifest's order.
-  void run(const std::vector<void *> &args,
-           const std::vector<void *> &results) const;
+  /// host buffers, in the manifest's order. A CUDA program's buffers are
+  /// copied to the rank's GPU and its results back. Returns the seconds
+  /// the program itself ran (for CUDA: without those copies).
+  double run(const std::vector<void *> &args,
+             const std::vector<void *> &results) const;
+
+  bool onGpu() const { return manifest.target == "cuda"; }
 
 private:
   explicit Program(const Manifest &m) : manifest(m) {}

@@ -1,0 +1,243 @@
+//===- NcclCommunicator.cpp - one process per GPU, NCCL -------------------===//
+//
+// One NCCL communicator for the world, and one per axes mask split off it
+// up front (ncclCommSplit is collective: color = the group's first rank,
+// key = the rank's place in the group, so that group order is the mesh's
+// as with every other communicator). Collectives run on a stream of their
+// own; the host polls it against the deadline and aborts the communicators
+// when a rank never arrives, so a dead rank turns into an error, not a
+// hang. Buffers are device (or managed) memory.
+//
+//===----------------------------------------------------------------------===//
+#include "CudaInternal.h"
+#include "tprt/Cuda.h"
+#include "tprt/DType.h"
+
+#include <cstring>
+#include <map>
+#include <nccl.h>
+#include <thread>
+
+using namespace tprt;
+
+namespace {
+
+bool ncclType(int32_t dtype, ncclDataType_t &t) {
+  switch (dtype) {
+  case TPRT_F32: t = ncclFloat32; return true;
+  case TPRT_F16: t = ncclFloat16; return true;
+  case TPRT_BF16: t = ncclBfloat16; return true;
+  case TPRT_F64: t = ncclFloat64; return true;
+  case TPRT_I64: t = ncclInt64; return true;
+  case TPRT_I32: t = ncclInt32; return true;
+  case TPRT_I8: t = ncclInt8; return true;
+  case TPRT_BOOL: t = ncclUint8; return true;
+  default: return false;
+  }
+}
+
+class NcclCommunicator final : public Communicator {
+public:
+  NcclCommunicator(int rank, Mesh mesh) : Communicator(rank, std::move(mesh)) {}
+
+  ~NcclCommunicator() override {
+    for (auto &[mask, c] : groups)
+      ncclCommDestroy(c);
+    if (world)
+      ncclCommDestroy(world);
+    if (stream)
+      cudaStreamDestroy(stream);
+  }
+
+  Status init(const std::vector<int64_t> &masks, const cuda::NcclId &id) {
+    if (cudaError_t e = cudaStreamCreateWithFlags(&stream,
+                                                  cudaStreamNonBlocking))
+      return Status::error(std::string("creating NCCL's stream: ") +
+                           cudaGetErrorString(e));
+    ncclUniqueId uid;
+    static_assert(sizeof uid == sizeof(cuda::NcclId));
+    std::memcpy(&uid, id.data(), sizeof uid);
+    if (Status s = nccl(ncclCommInitRank(&world, mesh_.numRanks(), uid, rank_),
+                        "ncclCommInitRank");
+        !s)
+      return s;
+    for (int64_t mask : masks) {
+      std::vector<int> g = mesh_.group(rank_, mask);
+      ncclComm_t c;
+      if (Status s = nccl(ncclCommSplit(world, g.front(),
+                                        int(mesh_.indexAlong(rank_, mask)), &c,
+                                        nullptr),
+                          "ncclCommSplit");
+          !s)
+        return s;
+      groups[mask] = c;
+    }
+    return Status::ok();
+  }
+
+  Status allReduce(const void *src, void *dst, int64_t count, int32_t dtype,
+                   int32_t reduction, int64_t mask,
+                   const std::string &what) override {
+    ncclComm_t c;
+    ncclDataType_t t;
+    if (Status s = prepare(mask, dtype, what, c, t); !s)
+      return s;
+    ncclRedOp_t op = reduction == TPRT_MAX ? ncclMax : ncclSum;
+    if (Status s = nccl(ncclAllReduce(src, dst, size_t(count), t, op, c, stream),
+                        what);
+        !s)
+      return s;
+    return wait(what);
+  }
+
+  Status allGather(const void *src, void *dst, int64_t outer, int64_t chunk,
+                   int32_t dtype, int64_t mask,
+                   const std::string &what) override {
+    ncclComm_t c;
+    ncclDataType_t t;
+    if (Status s = prepare(mask, dtype, what, c, t); !s)
+      return s;
+    size_t n = mesh_.group(rank_, mask).size(), es = dtypeSize(dtype);
+    if (outer == 1) {
+      if (Status s = nccl(ncclAllGather(src, dst, size_t(chunk), t, c, stream),
+                          what);
+          !s)
+        return s;
+      return wait(what);
+    }
+    // NCCL gathers member-major; the program wants, per outer index, each
+    // member's block: gather into a temporary, then a strided copy per
+    // member.
+    char *tmp = static_cast<char *>(cuda::allocate(n * outer * chunk * es));
+    Status s = nccl(ncclAllGather(src, tmp, size_t(outer * chunk), t, c, stream),
+                    what);
+    for (size_t j = 0; s && j < n; ++j)
+      s = copy2d(static_cast<char *>(dst) + j * chunk * es, n * chunk * es,
+                 tmp + j * outer * chunk * es, chunk * es, chunk * es, outer);
+    if (s)
+      s = wait(what);
+    cuda::release(tmp);
+    return s;
+  }
+
+  Status reduceScatter(const void *src, void *dst, int64_t outer,
+                       int64_t chunk, int32_t dtype, int64_t mask,
+                       const std::string &what) override {
+    ncclComm_t c;
+    ncclDataType_t t;
+    if (Status s = prepare(mask, dtype, what, c, t); !s)
+      return s;
+    size_t n = mesh_.group(rank_, mask).size(), es = dtypeSize(dtype);
+    const void *in = src;
+    char *tmp = nullptr;
+    Status s = Status::ok();
+    if (outer > 1) {
+      // Member-major first: member j's blocks of every outer index together.
+      tmp = static_cast<char *>(cuda::allocate(n * outer * chunk * es));
+      for (size_t j = 0; s && j < n; ++j)
+        s = copy2d(tmp + j * outer * chunk * es, chunk * es,
+                   static_cast<const char *>(src) + j * chunk * es,
+                   n * chunk * es, chunk * es, outer);
+      in = tmp;
+    }
+    if (s)
+      s = nccl(ncclReduceScatter(in, dst, size_t(outer * chunk), t, ncclSum, c,
+                                 stream),
+               what);
+    if (s)
+      s = wait(what);
+    if (tmp)
+      cuda::release(tmp);
+    return s;
+  }
+
+private:
+  ncclComm_t world = nullptr;
+  std::map<int64_t, ncclComm_t> groups;
+  cudaStream_t stream = nullptr;
+
+  Status nccl(ncclResult_t r, const std::string &what) {
+    if (r == ncclSuccess)
+      return Status::ok();
+    return Status::error("rank " + std::to_string(rank_) + ": " + what +
+                         ": NCCL: " + ncclGetErrorString(r) + " (" +
+                         ncclGetLastError(world) + ")");
+  }
+
+  Status prepare(int64_t mask, int32_t dtype, const std::string &what,
+                 ncclComm_t &c, ncclDataType_t &t) {
+    auto it = groups.find(mask);
+    if (it == groups.end())
+      return Status::error("rank " + std::to_string(rank_) + ": " + what +
+                           ": no NCCL communicator for axes mask " +
+                           std::to_string(mask));
+    if (!ncclType(dtype, t))
+      return Status::error("rank " + std::to_string(rank_) + ": " + what +
+                           ": NCCL cannot reduce or move element type " +
+                           dtypeName(dtype));
+    c = it->second;
+    return Status::ok();
+  }
+
+  Status copy2d(void *dst, size_t dpitch, const void *src, size_t spitch,
+                size_t width, int64_t height) {
+    if (cudaError_t e = cudaMemcpy2DAsync(dst, dpitch, src, spitch, width,
+                                          size_t(height), cudaMemcpyDefault,
+                                          stream))
+      return Status::error(std::string("rearranging blocks on the GPU: ") +
+                           cudaGetErrorString(e));
+    return Status::ok();
+  }
+
+  /// Polls the stream until the collective is done, NCCL reports an error,
+  /// or the deadline passes (then every communicator is aborted).
+  Status wait(const std::string &what) {
+    auto deadline = std::chrono::steady_clock::now() + timeout_;
+    while (true) {
+      cudaError_t e = cudaStreamQuery(stream);
+      if (e == cudaSuccess)
+        return Status::ok();
+      if (e != cudaErrorNotReady)
+        return Status::error("rank " + std::to_string(rank_) + ": " + what +
+                             ": " + cudaGetErrorString(e));
+      ncclResult_t async = ncclSuccess;
+      ncclCommGetAsyncError(world, &async);
+      if (async != ncclSuccess && async != ncclInProgress)
+        return nccl(async, what);
+      if (std::chrono::steady_clock::now() > deadline) {
+        for (auto &[mask, c] : groups)
+          ncclCommAbort(c);
+        groups.clear();
+        ncclCommAbort(world);
+        world = nullptr;
+        return Status::error("rank " + std::to_string(rank_) + ": " + what +
+                             " timed out after " + formatSeconds(timeout_) +
+                             ": a rank of its group never arrived");
+      }
+      std::this_thread::yield();
+    }
+  }
+};
+
+} // namespace
+
+Status cuda::makeNcclId(NcclId &id) {
+  ncclUniqueId uid;
+  if (ncclResult_t r = ncclGetUniqueId(&uid); r != ncclSuccess)
+    return Status::error(std::string("ncclGetUniqueId: ") +
+                         ncclGetErrorString(r));
+  std::memcpy(id.data(), &uid, sizeof uid);
+  return Status::ok();
+}
+
+std::unique_ptr<Communicator>
+cuda::createNcclCommunicator(const Mesh &mesh,
+                             const std::vector<int64_t> &masks, int rank,
+                             const NcclId &id, std::string &error) {
+  auto comm = std::make_unique<NcclCommunicator>(rank, mesh);
+  if (Status s = comm->init(masks, id); !s) {
+    error = s.message();
+    return nullptr;
+  }
+  return comm;
+}

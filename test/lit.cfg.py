@@ -39,3 +39,31 @@ onnx_testdata = "/usr/share/libonnx-testdata/data"
 if os.path.isdir(onnx_testdata):
     config.available_features.add("onnx-testdata")
 config.substitutions.append(("%onnx_testdata", onnx_testdata))
+
+# CUDA (docs/GPU.md). Compiling for the GPU needs only MLIR; ptxas checks the
+# PTX; `cuda-runtime`: libtprt has the CUDA runtime, so CUDA programs link;
+# `cuda-gpu`: a GPU is here to run them. Without one, every GPU test is
+# UNSUPPORTED (skipped, not passed), and this says why.
+import subprocess
+ptxas = shutil.which("ptxas") or (
+    os.path.join(config.cuda_bin_dir, "ptxas") if config.cuda_bin_dir else None)
+if ptxas and os.path.exists(ptxas):
+    config.available_features.add("ptxas")
+    config.substitutions.append(("%ptxas", ptxas))
+if config.tp_have_cuda:
+    config.available_features.add("cuda-runtime")
+    probe = subprocess.run(
+        [os.path.join(config.tp_tools_dir, "tp-run"), "--cuda-devices"],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    gpus = [l for l in probe.stdout.splitlines() if l.startswith("GPU ")]
+    if probe.returncode == 0 and gpus:
+        config.available_features.add("cuda-gpu")
+        if len(gpus) >= 2:
+            config.available_features.add("cuda-gpus-2")
+        lit_config.note("CUDA GPUs: " + "; ".join(gpus))
+    else:
+        lit_config.note("GPU tests are UNSUPPORTED (skipped): tp-run "
+                        "--cuda-devices says: " + probe.stdout.strip())
+else:
+    lit_config.note("GPU tests are UNSUPPORTED (skipped): libtprt was built "
+                    "without the CUDA toolkit")

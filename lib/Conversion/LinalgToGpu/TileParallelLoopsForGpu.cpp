@@ -30,7 +30,7 @@ struct TPTileParallelLoopsForGpuPass
   void runOnOperation() override {
     if (blockSize < 1 || blockSize > 1024) {
       getOperation().emitError("tp-tile-parallel-loops-for-gpu: block-size ")
-          << blockSize << " is not in 1..1024 (CUDA's threads per block)";
+          << int64_t(blockSize) << " is not in 1..1024 (CUDA's threads per block)";
       return signalPassFailure();
     }
     SmallVector<scf::ParallelOp> loops;

@@ -279,7 +279,7 @@ struct TPLowerCollectivesPass
   void runOnOperation() override {
     if (target != "cpu" && target != "cuda") {
       getOperation().emitError("tp-lower-collectives: unknown target '")
-          << target << "' (cpu or cuda)";
+          << target.getValue() << "' (cpu or cuda)";
       return signalPassFailure();
     }
     CollectiveLowering lowering(getOperation(), target == "cuda");

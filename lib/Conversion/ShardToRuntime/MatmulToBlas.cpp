@@ -32,7 +32,7 @@ struct TPLowerMatmulToBlasPass
     ModuleOp module = getOperation();
     if (target != "cpu" && target != "cuda") {
       module.emitError("tp-lower-matmul-to-blas: unknown target '")
-          << target << "' (cpu or cuda)";
+          << target.getValue() << "' (cpu or cuda)";
       return signalPassFailure();
     }
     bool cuda = target == "cuda";

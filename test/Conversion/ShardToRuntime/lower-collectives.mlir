@@ -1,7 +1,16 @@
 // tp-lower-collectives: shard collectives become calls of the tprt C ABI on
 // buffer addresses (element counts, dtype code, axes mask, site number);
 // slices use this rank's index; sites and masks go to module attributes.
+// With target=cuda the same calls go to the tprt_cuda_* entry points
+// (device buffers, NCCL when the runtime has it), with the same arguments.
 // RUN: tp-opt %s --tp-lower-collectives | FileCheck %s
+// RUN: tp-opt %s --tp-lower-collectives=target=cuda | FileCheck %s --check-prefix=CUDA
+// CUDA-LABEL: func.func @collectives
+// CUDA: call @tprt_cuda_all_reduce(%{{.*}}, %{{.*}}, %c256_i64, %c0_i32, %c0_i32_0, %c2_i64, %c0_i64)
+// CUDA: call @tprt_cuda_all_gather(%{{.*}}, %{{.*}}, %c4_i64, %c16_i64, %c0_i32_{{.*}}, %c2_i64_{{.*}}, %c1_i64)
+// CUDA: call @tprt_cuda_reduce_scatter(%{{.*}}, %{{.*}}, %c4_i64_{{.*}}, %c16_i64_{{.*}}, %c0_i32_{{.*}}, %c2_i64_{{.*}}, %c2_i64_{{.*}})
+// CUDA: call @tprt_axis_index
+// CUDA-NOT: call @tprt_all_
 
 // CHECK: module attributes {tp.axis_masks = [2], tp.collective_sites = ["all_reduce at /fc2/Gemm", "all_gather at /fc1/MatMul", "reduce_scatter", "all_to_all"], tp.mesh_axis_names = ["dp", "tp"], tp.mesh_shape = array<i64: 2, 4>}
 // CHECK-NOT: shard.grid

@@ -1,6 +1,11 @@
 // tp-lower-matmul-to-blas: f32 matmuls on contiguous buffers call the
 // runtime's OpenBLAS GEMM (C += A B); others stay for the loop lowering.
+// With target=cuda, f32, f16 and bf16 matmuls call cuBLAS (tprt_cuda_gemm:
+// A, B, C, batch, M, N, K, dtype code).
 // RUN: tp-opt %s -split-input-file --tp-lower-matmul-to-blas | FileCheck %s
+// RUN: tp-opt %s -split-input-file --tp-lower-matmul-to-blas=target=cuda | FileCheck %s --check-prefix=CUDA
+// RUN: not tp-opt %s -split-input-file --tp-lower-matmul-to-blas=target=tpu 2>&1 | FileCheck %s --check-prefix=BAD
+// BAD: error: tp-lower-matmul-to-blas: unknown target 'tpu' (cpu or cuda)
 
 // CHECK: func.func private @tprt_sgemm(i64, i64, i64, i64, i64, i64)
 // CHECK-LABEL: func.func @gemm
@@ -11,6 +16,10 @@
 // CHECK: %[[K:.*]] = arith.constant 64 : i64
 // CHECK: call @tprt_sgemm(%[[AI]], %{{.*}}, %{{.*}}, %[[M]], %[[N]], %[[K]])
 // CHECK-NOT: linalg.matmul
+// CUDA: func.func private @tprt_cuda_gemm(i64, i64, i64, i64, i64, i64, i64, i32)
+// CUDA-LABEL: func.func @gemm
+// CUDA: call @tprt_cuda_gemm(%{{.*}}, %{{.*}}, %{{.*}}, %c1_i64, %c8_i64, %c256_i64, %c64_i64, %c0_i32)
+// CUDA-NOT: linalg.matmul
 func.func @gemm(%a: memref<8x64xf32>, %b: memref<64x256xf32>, %c: memref<8x256xf32>) {
   linalg.matmul ins(%a, %b : memref<8x64xf32>, memref<64x256xf32>) outs(%c : memref<8x256xf32>)
   return
@@ -20,6 +29,8 @@ func.func @gemm(%a: memref<8x64xf32>, %b: memref<64x256xf32>, %c: memref<8x256xf
 
 // CHECK-LABEL: func.func @batched
 // CHECK: call @tprt_sgemm_batched(%{{.*}}, %{{.*}}, %{{.*}}, %c16_i64, %c16_i64_{{.*}}, %c8_i64, %c16_i64_{{.*}})
+// CUDA-LABEL: func.func @batched
+// CUDA: call @tprt_cuda_gemm(%{{.*}}, %{{.*}}, %{{.*}}, %c16_i64, %c16_i64_{{.*}}, %c8_i64, %c16_i64_{{.*}}, %c0_i32)
 func.func @batched(%a: memref<16x16x16xf32>, %b: memref<16x16x8xf32>, %c: memref<16x16x8xf32>) {
   linalg.batch_matmul ins(%a, %b : memref<16x16x16xf32>, memref<16x16x8xf32>) outs(%c : memref<16x16x8xf32>)
   return
@@ -36,5 +47,20 @@ func.func @left_alone(%a: memref<2x3xi32>, %b: memref<3x4xi32>, %c: memref<2x4xi
   linalg.matmul ins(%a, %b : memref<2x3xi32>, memref<3x4xi32>) outs(%c : memref<2x4xi32>)
   %v = memref.subview %big[0, 0] [2, 3] [1, 1] : memref<2x6xf32> to memref<2x3xf32, strided<[6, 1]>>
   linalg.matmul ins(%v, %d : memref<2x3xf32, strided<[6, 1]>>, memref<3x4xf32>) outs(%e : memref<2x4xf32>)
+  return
+}
+
+// -----
+
+// f16 and bf16 (dtype codes 1 and 2) go to cuBLAS on the GPU only.
+// CHECK-LABEL: func.func @half
+// CHECK-COUNT-2: linalg.matmul
+// CUDA-LABEL: func.func @half
+// CUDA: call @tprt_cuda_gemm(%{{.*}}, %{{.*}}, %{{.*}}, %c1_i64, %c2_i64, %c4_i64, %c3_i64, %c1_i32)
+// CUDA: call @tprt_cuda_gemm(%{{.*}}, %{{.*}}, %{{.*}}, %c1_i64{{.*}}, %c2_i64{{.*}}, %c4_i64{{.*}}, %c3_i64{{.*}}, %c2_i32)
+// CUDA-NOT: linalg.matmul
+func.func @half(%a: memref<2x3xf16>, %b: memref<3x4xf16>, %c: memref<2x4xf16>, %d: memref<2x3xbf16>, %e: memref<3x4xbf16>, %f: memref<2x4xbf16>) {
+  linalg.matmul ins(%a, %b : memref<2x3xf16>, memref<3x4xf16>) outs(%c : memref<2x4xf16>)
+  linalg.matmul ins(%d, %e : memref<2x3xbf16>, memref<3x4xbf16>) outs(%f : memref<2x4xbf16>)
   return
 }

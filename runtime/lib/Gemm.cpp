@@ -11,22 +11,12 @@ extern "C" {
 
 void tprt_sgemm(int64_t a, int64_t b, int64_t c, int64_t m, int64_t n,
                 int64_t k) {
-  // Timed per shape only when profiling (tp-run --profile).
-  RankContext *ctx = currentRankContext();
-  bool timed = ctx && ctx->gemms;
-  auto start = timed ? std::chrono::steady_clock::now()
-                     : std::chrono::steady_clock::time_point();
+  auto start = std::chrono::steady_clock::now();
   cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, int(m), int(n),
               int(k), 1.0f, reinterpret_cast<const float *>(a), int(k),
               reinterpret_cast<const float *>(b), int(n), 1.0f,
               reinterpret_cast<float *>(c), int(n));
-  if (timed) {
-    SiteStats &st = (*ctx->gemms)[{m, n, k}];
-    ++st.calls;
-    st.seconds += std::chrono::duration<double>(
-                      std::chrono::steady_clock::now() - start)
-                      .count();
-  }
+  recordGemms(m, n, k, 1, start);
 }
 
 void tprt_sgemm_batched(int64_t a, int64_t b, int64_t c, int64_t batch,
@@ -37,5 +27,17 @@ void tprt_sgemm_batched(int64_t a, int64_t b, int64_t c, int64_t batch,
 }
 
 } // extern "C"
+
+void tprt::recordGemms(int64_t m, int64_t n, int64_t k, int64_t count,
+                       std::chrono::steady_clock::time_point start) {
+  RankContext *ctx = currentRankContext();
+  if (!ctx || !ctx->gemms)
+    return;
+  SiteStats &st = (*ctx->gemms)[{m, n, k}];
+  st.calls += count;
+  st.seconds += std::chrono::duration<double>(
+                    std::chrono::steady_clock::now() - start)
+                    .count();
+}
 
 void tprt::setGemmThreads(int threads) { openblas_set_num_threads(threads); }

@@ -6,6 +6,7 @@
 #include "tprt/Manifest.h"
 
 #include <array>
+#include <chrono>
 #include <map>
 #include <memory>
 
@@ -32,6 +33,11 @@ RankContext *currentRankContext();
 
 /// Binds the calling thread to a rank; generated code then calls tprt_*.
 void setRankContext(RankContext *context);
+
+/// With --profile: `count` GEMMs of shape {m, n, k} ran on the calling rank
+/// from `start` until now (nothing when not profiling).
+void recordGemms(int64_t m, int64_t n, int64_t k, int64_t count,
+                 std::chrono::steady_clock::time_point start);
 
 /// Threads each GEMM may use (OpenBLAS); ranks that are threads share cores.
 void setGemmThreads(int threads);

@@ -47,8 +47,6 @@ void cuda::setAllowTf32(bool allow) { allowTf32 = allow; }
 extern "C" void tprt_cuda_gemm(int64_t a, int64_t b, int64_t c, int64_t batch,
                                int64_t m, int64_t n, int64_t k,
                                int32_t dtype) {
-  RankContext *ctx = currentRankContext();
-  bool timed = ctx && ctx->gemms;
   auto start = std::chrono::steady_clock::now();
   cudaDataType type = cudaType(dtype);
   cublasComputeType_t compute = dtype == TPRT_F32 && allowTf32
@@ -70,11 +68,5 @@ extern "C" void tprt_cuda_gemm(int64_t a, int64_t b, int64_t c, int64_t batch,
   // freed and reused right after).
   cuda::check(cudaStreamSynchronize(cuda::currentStream()),
               "a cuBLAS GEMM failed");
-  if (timed) {
-    SiteStats &st = (*ctx->gemms)[{m, n, k}];
-    ++st.calls;
-    st.seconds += std::chrono::duration<double>(
-                      std::chrono::steady_clock::now() - start)
-                      .count();
-  }
+  recordGemms(m, n, k, batch, start);
 }

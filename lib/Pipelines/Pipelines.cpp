@@ -51,7 +51,9 @@ static constexpr const char *kCudaHostToLLVM =
     "convert-math-to-llvm,convert-math-to-libm,"
     "func.func(arith-expand{include-bf16}),"
     "finalize-memref-to-llvm{use-generic-functions},gpu-to-llvm,"
-    "convert-to-llvm,reconcile-unrealized-casts";
+    "convert-to-llvm,reconcile-unrealized-casts,"
+    // ptxas assembles each kernel module into a cubin, embedded.
+    "gpu-module-to-binary{format=bin}";
 
 // Parsing fails only if a pass is not registered (registerTPPasses and
 // registerAllPasses must have run). `%s` in `text` becomes `value`.
@@ -69,15 +71,6 @@ LogicalResult tp::buildLowerToRuntimeCallsPipeline(OpPassManager &pm,
   return parse(pm, kLowerToRuntimeCalls, target.cuda ? "cuda" : "cpu");
 }
 
-LogicalResult tp::buildBufferizeToLLVMPipeline(OpPassManager &pm) {
-  return parse(pm, std::string(kBufferize) + kCpuLoopsToLLVM);
-}
-
-LogicalResult tp::buildLowerToLLVMPipeline(OpPassManager &pm) {
-  return success(succeeded(buildLowerToRuntimeCallsPipeline(pm, Target())) &&
-                 succeeded(buildBufferizeToLLVMPipeline(pm)));
-}
-
 LogicalResult tp::buildCudaBufferizeToGpuPipeline(OpPassManager &pm,
                                                   const Target &target) {
   return parse(pm, std::string(kBufferize) + kCudaBuffersToGpu,
@@ -89,19 +82,19 @@ LogicalResult tp::buildCudaKernelsToNVVMPipeline(OpPassManager &pm,
   return parse(pm, kCudaKernelsToNVVM, target.arch);
 }
 
-LogicalResult tp::buildCudaHostToLLVMPipeline(OpPassManager &pm,
-                                              StringRef binaryFormat) {
-  return parse(pm, std::string(kCudaHostToLLVM) +
-                       ",gpu-module-to-binary{format=" + binaryFormat.str() +
-                       "}");
+LogicalResult tp::buildBufferizeToLLVMPipeline(OpPassManager &pm,
+                                               const Target &target) {
+  if (!target.cuda)
+    return parse(pm, std::string(kBufferize) + kCpuLoopsToLLVM);
+  return success(succeeded(buildCudaBufferizeToGpuPipeline(pm, target)) &&
+                 succeeded(buildCudaKernelsToNVVMPipeline(pm, target)) &&
+                 succeeded(parse(pm, kCudaHostToLLVM)));
 }
 
-LogicalResult tp::buildLowerToCudaPipeline(OpPassManager &pm,
+LogicalResult tp::buildLowerToLLVMPipeline(OpPassManager &pm,
                                            const Target &target) {
   return success(succeeded(buildLowerToRuntimeCallsPipeline(pm, target)) &&
-                 succeeded(buildCudaBufferizeToGpuPipeline(pm, target)) &&
-                 succeeded(buildCudaKernelsToNVVMPipeline(pm, target)) &&
-                 succeeded(buildCudaHostToLLVMPipeline(pm, "bin")));
+                 succeeded(buildBufferizeToLLVMPipeline(pm, target)));
 }
 
 void tp::buildShardingPipeline(OpPassManager &pm,
@@ -166,11 +159,11 @@ void tp::registerTPPipelines() {
         target.cuda = true;
         target.arch = o.chip;
         target.blockSize = o.blockSize;
-        (void)buildLowerToCudaPipeline(pm, target);
+        (void)buildLowerToLLVMPipeline(pm, target);
       });
   PassPipelineRegistration<>(
       "tp-lower-to-llvm",
       "Lower tp ops on static shapes to the LLVM dialect for the CPU: "
       "tp-lower-to-linalg, one-shot bufferization, loops, LLVM",
-      [](OpPassManager &pm) { (void)buildLowerToLLVMPipeline(pm); });
+      [](OpPassManager &pm) { (void)buildLowerToLLVMPipeline(pm, Target()); });
 }

@@ -52,15 +52,6 @@ static LogicalResult addEntryPoint(llvm::Module &module, StringRef func,
   return success();
 }
 
-/// The stages after the runtime-call one, for the target.
-static LogicalResult buildToLLVM(OpPassManager &pm, const Target &target) {
-  if (!target.cuda)
-    return buildBufferizeToLLVMPipeline(pm);
-  return success(succeeded(buildCudaBufferizeToGpuPipeline(pm, target)) &&
-                 succeeded(buildCudaKernelsToNVVMPipeline(pm, target)) &&
-                 succeeded(buildCudaHostToLLVMPipeline(pm, "bin")));
-}
-
 /// The libraries program.so links: MLIR's C runner utilities (memrefCopy
 /// for strided copies) and libm; for CUDA also libtprt, whose CUDA runtime
 /// (mgpu* launches, the allocator, cuBLAS GEMMs, NCCL collectives) the
@@ -126,7 +117,7 @@ LogicalResult tp::emitProgram(ModuleOp module,
   progress("lowering to linalg with collectives as runtime calls");
   PassManager toCalls(module.getContext()), toLLVM(module.getContext());
   if (failed(buildLowerToRuntimeCallsPipeline(toCalls, options.target)) ||
-      failed(buildToLLVM(toLLVM, options.target)))
+      failed(buildBufferizeToLLVMPipeline(toLLVM, options.target)))
     return emitError(module.getLoc(), "internal: cannot build the lowering");
   if (failed(toCalls.run(module)))
     return failure();

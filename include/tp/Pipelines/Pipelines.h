@@ -22,34 +22,31 @@ struct Target {
   int64_t blockSize = 256;
 };
 
-/// `tp-lower-to-llvm`: tp ops on (local) static shapes -> linalg, shard
-/// collectives -> tprt calls, -> buffers (results become out-parameters,
-/// temporaries are freed) -> loops -> the LLVM dialect, for the CPU.
-/// Transcendentals without an LLVM intrinsic (erf) become libm calls.
-LogicalResult buildLowerToLLVMPipeline(OpPassManager &pm);
+/// `tp-lower-to-llvm` (CPU) and `tp-lower-to-cuda`: tp ops on (local)
+/// static shapes -> linalg, shard collectives -> runtime calls, -> buffers
+/// (results become out-parameters, temporaries are freed) -> the LLVM
+/// dialect. CPU: loops, OpenBLAS GEMMs, libm for transcendentals without an
+/// LLVM intrinsic (erf). CUDA: cuBLAS GEMMs, kernels embedded as cubins.
+LogicalResult buildLowerToLLVMPipeline(OpPassManager &pm,
+                                       const Target &target);
 
 /// Its two halves: tensors in linalg with collectives as tprt calls (the
 /// function keeps its signature and tp attributes), then buffers to LLVM.
 LogicalResult buildLowerToRuntimeCallsPipeline(OpPassManager &pm,
                                                const Target &target);
-LogicalResult buildBufferizeToLLVMPipeline(OpPassManager &pm);
+LogicalResult buildBufferizeToLLVMPipeline(OpPassManager &pm,
+                                           const Target &target);
 
-/// `tp-lower-to-cuda`: the CUDA target, after the runtime-call stage (with
-/// tprt_cuda_* collectives), in three stages tp-compile can stop after:
+/// The CUDA second half in the stages `tp-compile --emit` can stop after:
 ///  - buffers to the gpu dialect: cuBLAS calls for matmuls, kernels
 ///    (gpu.module / gpu.launch_func) for every other linalg op;
 ///  - kernels to NVVM for `target.arch` (PTX 8.0);
-///  - host code to LLVM (mgpu* launches, the runtime's allocator) and the
-///    kernels to a gpu.binary of `binaryFormat` (bin: cubin by ptxas; isa:
-///    PTX text).
+///  - then (in buildBufferizeToLLVMPipeline) host code to LLVM (mgpu*
+///    launches, the runtime's allocator) and the kernels to cubins (ptxas).
 LogicalResult buildCudaBufferizeToGpuPipeline(OpPassManager &pm,
                                               const Target &target);
 LogicalResult buildCudaKernelsToNVVMPipeline(OpPassManager &pm,
                                              const Target &target);
-LogicalResult buildCudaHostToLLVMPipeline(OpPassManager &pm,
-                                          StringRef binaryFormat);
-LogicalResult buildLowerToCudaPipeline(OpPassManager &pm,
-                                       const Target &target);
 
 /// `tp-sharding-pipeline`: tp-apply-plan -> tp-propagate-sharding ->
 /// tp-partition -> tp-lower-to-linalg: the per-device program on local

@@ -8,6 +8,7 @@
 #ifndef TP_RUNTIME_RUNTIMEABI_H
 #define TP_RUNTIME_RUNTIMEABI_H
 
+#include "mlir/IR/Operation.h"
 #include "mlir/IR/Types.h"
 #include "tprt/tprt.h"
 #include <optional>
@@ -28,6 +29,10 @@ constexpr const char *kCudaReduceScatterFn = "tprt_cuda_reduce_scatter";
 constexpr const char *kCudaGemmFn = "tprt_cuda_gemm";
 constexpr int32_t kReduceSum = TPRT_SUM;
 constexpr int32_t kReduceMax = TPRT_MAX;
+
+/// The `target` option of the passes that emit runtime calls: true for
+/// cuda, false for cpu; anything else is an error on `op` naming `pass`.
+FailureOr<bool> isCudaTarget(StringRef target, Operation *op, StringRef pass);
 
 /// The tprt dtype code of an element type, if the runtime handles it.
 std::optional<int32_t> runtimeDType(Type elem);

@@ -277,12 +277,11 @@ struct TPLowerCollectivesPass
     : tp::impl::TPLowerCollectivesBase<TPLowerCollectivesPass> {
   using Base::Base;
   void runOnOperation() override {
-    if (target != "cpu" && target != "cuda") {
-      getOperation().emitError("tp-lower-collectives: unknown target '")
-          << target.getValue() << "' (cpu or cuda)";
+    FailureOr<bool> cuda =
+        isCudaTarget(target, getOperation(), "tp-lower-collectives");
+    if (failed(cuda))
       return signalPassFailure();
-    }
-    CollectiveLowering lowering(getOperation(), target == "cuda");
+    CollectiveLowering lowering(getOperation(), *cuda);
     if (failed(lowering.run()))
       signalPassFailure();
   }

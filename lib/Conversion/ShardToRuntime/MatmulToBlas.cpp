@@ -30,12 +30,11 @@ struct TPLowerMatmulToBlasPass
   using Base::Base;
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    if (target != "cpu" && target != "cuda") {
-      module.emitError("tp-lower-matmul-to-blas: unknown target '")
-          << target.getValue() << "' (cpu or cuda)";
+    FailureOr<bool> cudaTarget =
+        isCudaTarget(target, module, "tp-lower-matmul-to-blas");
+    if (failed(cudaTarget))
       return signalPassFailure();
-    }
-    bool cuda = target == "cuda";
+    bool cuda = *cudaTarget;
     OpBuilder b(module.getContext());
     auto declare = [&](StringRef name, TypeRange args) {
       if (auto f = module.lookupSymbol<func::FuncOp>(name))

@@ -1,7 +1,15 @@
-//===- RuntimeABI.cpp - element types the runtime handles -----------------===//
+//===- RuntimeABI.cpp - targets and element types the runtime handles -----===//
 #include "tp/Runtime/RuntimeABI.h"
 
 #include "mlir/IR/BuiltinTypes.h"
+
+mlir::FailureOr<bool> mlir::tp::isCudaTarget(StringRef target, Operation *op,
+                                             StringRef pass) {
+  if (target == "cpu" || target == "cuda")
+    return target == "cuda";
+  return op->emitError() << pass << ": unknown target '" << target
+                         << "' (cpu or cuda)";
+}
 
 std::optional<int32_t> mlir::tp::runtimeDType(Type t) {
   if (t.isF32())

@@ -1,10 +1,7 @@
 //===- Program.cpp - load and call a compiled program ---------------------===//
 #include "tprt/Program.h"
-#include "tprt/DType.h"
 
 #include <chrono>
-#include <cstdio>
-#include <cstdlib>
 #include <dlfcn.h>
 #ifdef TPRT_HAVE_CUDA
 #include "tprt/Cuda.h"
@@ -48,10 +45,23 @@ Program::~Program() {
     dlclose(handle);
 }
 
-/// The entry point takes a pointer per argument and result to an MLIR
-/// memref descriptor: {allocated, aligned, offset, sizes[r], strides[r]}.
 double Program::run(const std::vector<void *> &args,
                     const std::vector<void *> &results) const {
+#ifdef TPRT_HAVE_CUDA
+  if (onGpu())
+    return runOnGpu(args, results);
+#endif
+  auto start = std::chrono::steady_clock::now();
+  call(args, results);
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() -
+                                       start)
+      .count();
+}
+
+/// The entry point takes a pointer per argument and result to an MLIR
+/// memref descriptor: {allocated, aligned, offset, sizes[r], strides[r]}.
+void Program::call(const std::vector<void *> &args,
+                   const std::vector<void *> &results) const {
   std::vector<std::vector<int64_t>> descriptors;
   auto describe = [&](const TensorSpec &t, void *data) {
     size_t r = t.localShape.size();
@@ -66,54 +76,12 @@ double Program::run(const std::vector<void *> &args,
     }
     descriptors.push_back(std::move(d));
   };
-  std::vector<void *> argData = args, resultData = results;
-#ifdef TPRT_HAVE_CUDA
-  auto bytes = [](const TensorSpec &t) {
-    size_t n = dtypeSize(t.dtype);
-    for (int64_t d : t.localShape)
-      n *= size_t(d);
-    return n;
-  };
-  auto check = [](Status s) {
-    if (!s) {
-      std::fprintf(stderr, "tp-run: error: %s\n", s.message().c_str());
-      std::_Exit(1);
-    }
-  };
-  if (onGpu()) {
-    for (size_t i = 0; i < args.size(); ++i) {
-      argData[i] = cuda::allocate(bytes(manifest.arguments[i]));
-      check(cuda::copy(argData[i], args[i], bytes(manifest.arguments[i])));
-    }
-    for (size_t i = 0; i < results.size(); ++i)
-      resultData[i] = cuda::allocate(bytes(manifest.results[i]));
-  }
-#endif
   for (size_t i = 0; i < args.size(); ++i)
-    describe(manifest.arguments[i], argData[i]);
+    describe(manifest.arguments[i], args[i]);
   for (size_t i = 0; i < results.size(); ++i)
-    describe(manifest.results[i], resultData[i]);
+    describe(manifest.results[i], results[i]);
   std::vector<void *> pointers;
   for (auto &d : descriptors)
     pointers.push_back(d.data());
-  auto start = std::chrono::steady_clock::now();
   entry(pointers.data());
-#ifdef TPRT_HAVE_CUDA
-  if (onGpu())
-    check(cuda::synchronize());
-#endif
-  double seconds = std::chrono::duration<double>(
-                       std::chrono::steady_clock::now() - start)
-                       .count();
-#ifdef TPRT_HAVE_CUDA
-  if (onGpu()) {
-    for (size_t i = 0; i < results.size(); ++i)
-      check(cuda::copy(results[i], resultData[i], bytes(manifest.results[i])));
-    for (void *p : argData)
-      cuda::release(p);
-    for (void *p : resultData)
-      cuda::release(p);
-  }
-#endif
-  return seconds;
 }

@@ -78,42 +78,35 @@ public:
   Status allReduce(const void *src, void *dst, int64_t count, int32_t dtype,
                    int32_t reduction, int64_t mask,
                    const std::string &what) override {
-    ncclComm_t c;
-    ncclDataType_t t;
-    if (Status s = prepare(mask, dtype, what, c, t); !s)
+    Call c;
+    if (Status s = prepare(mask, dtype, what, c); !s)
       return s;
     ncclRedOp_t op = reduction == TPRT_MAX ? ncclMax : ncclSum;
-    if (Status s = nccl(ncclAllReduce(src, dst, size_t(count), t, op, c, stream),
-                        what);
-        !s)
-      return s;
-    return wait(what);
+    Status s = nccl(
+        ncclAllReduce(src, dst, size_t(count), c.type, op, c.comm, stream),
+        what);
+    return s ? wait(what) : s;
   }
 
   Status allGather(const void *src, void *dst, int64_t outer, int64_t chunk,
                    int32_t dtype, int64_t mask,
                    const std::string &what) override {
-    ncclComm_t c;
-    ncclDataType_t t;
-    if (Status s = prepare(mask, dtype, what, c, t); !s)
+    Call c;
+    if (Status s = prepare(mask, dtype, what, c); !s)
       return s;
-    size_t n = mesh_.group(rank_, mask).size(), es = dtypeSize(dtype);
-    if (outer == 1) {
-      if (Status s = nccl(ncclAllGather(src, dst, size_t(chunk), t, c, stream),
-                          what);
-          !s)
-        return s;
-      return wait(what);
-    }
-    // NCCL gathers member-major; the program wants, per outer index, each
-    // member's block: gather into a temporary, then a strided copy per
-    // member.
-    char *tmp = static_cast<char *>(cuda::allocate(n * outer * chunk * es));
-    Status s = nccl(ncclAllGather(src, tmp, size_t(outer * chunk), t, c, stream),
+    size_t block = chunk * c.elemSize;
+    // NCCL gathers member-major; with several outer indices the program
+    // wants each member's block per outer index: gather into a temporary,
+    // then a strided copy per member.
+    char *tmp = outer > 1 ? static_cast<char *>(cuda::allocate(
+                                c.members * outer * block))
+                          : nullptr;
+    Status s = nccl(ncclAllGather(src, tmp ? tmp : dst, size_t(outer * chunk),
+                                  c.type, c.comm, stream),
                     what);
-    for (size_t j = 0; s && j < n; ++j)
-      s = copy2d(static_cast<char *>(dst) + j * chunk * es, n * chunk * es,
-                 tmp + j * outer * chunk * es, chunk * es, chunk * es, outer);
+    for (size_t j = 0; s && tmp && j < c.members; ++j)
+      s = copy2d(static_cast<char *>(dst) + j * block, c.members * block,
+                 tmp + j * outer * block, block, block, outer);
     if (s)
       s = wait(what);
     cuda::release(tmp);
@@ -123,31 +116,26 @@ public:
   Status reduceScatter(const void *src, void *dst, int64_t outer,
                        int64_t chunk, int32_t dtype, int64_t mask,
                        const std::string &what) override {
-    ncclComm_t c;
-    ncclDataType_t t;
-    if (Status s = prepare(mask, dtype, what, c, t); !s)
+    Call c;
+    if (Status s = prepare(mask, dtype, what, c); !s)
       return s;
-    size_t n = mesh_.group(rank_, mask).size(), es = dtypeSize(dtype);
-    const void *in = src;
-    char *tmp = nullptr;
+    size_t block = chunk * c.elemSize;
+    // Member-major first: member j's blocks of every outer index together.
+    char *tmp = outer > 1 ? static_cast<char *>(cuda::allocate(
+                                c.members * outer * block))
+                          : nullptr;
     Status s = Status::ok();
-    if (outer > 1) {
-      // Member-major first: member j's blocks of every outer index together.
-      tmp = static_cast<char *>(cuda::allocate(n * outer * chunk * es));
-      for (size_t j = 0; s && j < n; ++j)
-        s = copy2d(tmp + j * outer * chunk * es, chunk * es,
-                   static_cast<const char *>(src) + j * chunk * es,
-                   n * chunk * es, chunk * es, outer);
-      in = tmp;
-    }
+    for (size_t j = 0; s && tmp && j < c.members; ++j)
+      s = copy2d(tmp + j * outer * block, block,
+                 static_cast<const char *>(src) + j * block, c.members * block,
+                 block, outer);
     if (s)
-      s = nccl(ncclReduceScatter(in, dst, size_t(outer * chunk), t, ncclSum, c,
-                                 stream),
+      s = nccl(ncclReduceScatter(tmp ? tmp : src, dst, size_t(outer * chunk),
+                                 c.type, ncclSum, c.comm, stream),
                what);
     if (s)
       s = wait(what);
-    if (tmp)
-      cuda::release(tmp);
+    cuda::release(tmp);
     return s;
   }
 
@@ -164,18 +152,27 @@ private:
                          ncclGetLastError(world) + ")");
   }
 
+  /// What a collective over one group needs.
+  struct Call {
+    ncclComm_t comm;
+    ncclDataType_t type;
+    size_t members, elemSize;
+  };
+
   Status prepare(int64_t mask, int32_t dtype, const std::string &what,
-                 ncclComm_t &c, ncclDataType_t &t) {
+                 Call &c) {
     auto it = groups.find(mask);
     if (it == groups.end())
       return Status::error("rank " + std::to_string(rank_) + ": " + what +
                            ": no NCCL communicator for axes mask " +
                            std::to_string(mask));
-    if (!ncclType(dtype, t))
+    if (!ncclType(dtype, c.type))
       return Status::error("rank " + std::to_string(rank_) + ": " + what +
                            ": NCCL cannot reduce or move element type " +
                            dtypeName(dtype));
-    c = it->second;
+    c.comm = it->second;
+    c.members = mesh_.group(rank_, mask).size();
+    c.elemSize = dtypeSize(dtype);
     return Status::ok();
   }
 

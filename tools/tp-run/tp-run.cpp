@@ -162,6 +162,36 @@ std::string join(const std::vector<std::string> &v) {
   return s;
 }
 
+/// An ONNX test case's tensors <dir>/<prefix>_0.pb, _1.pb, ... in order,
+/// each with the index in `names` (graph inputs or outputs) it stands for:
+/// by its own name, else by its position (ONNX's graph order).
+struct TestTensor {
+  std::string file;
+  size_t index;
+  NpyArray data;
+};
+Status readTestTensors(const std::string &dir, const std::string &prefix,
+                       const std::vector<std::string> &names,
+                       std::vector<TestTensor> &out) {
+  for (size_t k = 0;; ++k) {
+    std::string file = prefix + "_" + std::to_string(k) + ".pb";
+    std::string path = dir + "/" + file;
+    if (!llvm::sys::fs::exists(path))
+      return Status::ok();
+    std::string name;
+    TestTensor t{file, k, {}};
+    if (Status s = readTensorProto(path, name, t.data); !s)
+      return s;
+    auto it = std::find(names.begin(), names.end(), name);
+    if (it != names.end())
+      t.index = it - names.begin();
+    else if (k >= names.size())
+      return Status::error(path + ": more test " + prefix + "s than graph " +
+                           prefix + "s (" + join(names) + ")");
+    out.push_back(std::move(t));
+  }
+}
+
 struct RankState {
   std::vector<std::vector<char>> args, results;
   /// Per argument: the rank's block of every step's batch, when the input
@@ -466,23 +496,11 @@ int main(int argc, char **argv) {
     feeds[name] = std::move(a);
   }
   if (!testData.empty()) {
-    for (size_t k = 0;; ++k) {
-      std::string path = testData + "/input_" + std::to_string(k) + ".pb";
-      if (!llvm::sys::fs::exists(path))
-        break;
-      std::string name;
-      NpyArray a;
-      if (Status s = readTensorProto(path, name, a); !s)
-        return finish(fail(s.message()));
-      // By name, else by position (ONNX's graph input order).
-      if (!std::count(inputNames.begin(), inputNames.end(), name)) {
-        if (k >= inputNames.size())
-          return finish(fail(path + ": more test inputs than graph inputs (" +
-                             join(inputNames) + ")"));
-        name = inputNames[k];
-      }
-      feeds[name] = std::move(a);
-    }
+    std::vector<TestTensor> tensors;
+    if (Status s = readTestTensors(testData, "input", inputNames, tensors); !s)
+      return finish(fail(s.message()));
+    for (TestTensor &t : tensors)
+      feeds[inputNames[t.index]] = std::move(t.data);
   }
   for (const auto &t : m.arguments) {
     if (t.kind != "input")
@@ -663,25 +681,15 @@ int main(int argc, char **argv) {
     if (!ok)
       rc = 1;
   }
-  if (!testData.empty())
-    for (size_t k = 0;; ++k) {
-      std::string path = testData + "/output_" + std::to_string(k) + ".pb";
-      if (!llvm::sys::fs::exists(path))
-        break;
-      std::string name;
-      NpyArray ref;
-      if (Status s = readTensorProto(path, name, ref); !s)
-        return finish(fail(s.message()));
-      int i = resultNamed(m, name);
-      if (i < 0)
-        i = k < outputNames.size() ? int(k) : -1;
-      if (i < 0)
-        return finish(fail(path + ": more test outputs than graph outputs"));
-      if (!compareElementwise("output_" + std::to_string(k) + ".pb (" +
-                                  outputNames[i] + ")",
-                              results[i], ref))
+  if (!testData.empty()) {
+    std::vector<TestTensor> refs;
+    if (Status s = readTestTensors(testData, "output", outputNames, refs); !s)
+      return finish(fail(s.message()));
+    for (const TestTensor &ref : refs)
+      if (!compareElementwise(ref.file + " (" + outputNames[ref.index] + ")",
+                              results[ref.index], ref.data))
         rc = 1;
-    }
+  }
   if (profile) {
     std::vector<double> steps = states[0].stepSeconds;
     double best = *std::min_element(steps.begin(), steps.end()), sum = 0;

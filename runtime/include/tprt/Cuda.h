@@ -30,8 +30,6 @@ Status setDevice(int device);
 /// The caching allocator of managed memory that programs allocate from.
 void *allocate(size_t bytes);
 void release(void *ptr);
-/// Bytes the allocator holds (in use and cached), for --profile.
-size_t bytesReserved();
 
 /// Waits for everything the calling thread's stream has queued.
 Status synchronize();

@@ -40,7 +40,6 @@ void tprt_cuda_gemm(int64_t a, int64_t b, int64_t c, int64_t batch, int64_t m,
  * ship), on the CUDA runtime API. Kernels load once per program (global
  * constructors); streams are the calling rank's. */
 void *mgpuModuleLoad(void *data, size_t size);
-void *mgpuModuleLoadJIT(void *data, int opt_level);
 void mgpuModuleUnload(void *module);
 void *mgpuModuleGetFunction(void *module, const char *name);
 void *mgpuStreamCreate(void);

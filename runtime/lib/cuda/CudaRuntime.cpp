@@ -106,11 +106,6 @@ void *mgpuModuleLoad(void *data, size_t /*size*/) {
   return library;
 }
 
-void *mgpuModuleLoadJIT(void *data, int /*opt_level*/) {
-  // PTX text: the driver compiles it for the device at load.
-  return mgpuModuleLoad(data, 0);
-}
-
 void mgpuModuleUnload(void *module) {
   // At exit the CUDA runtime may already be gone; nothing to report then.
   (void)cudaLibraryUnload(static_cast<cudaLibrary_t>(module));

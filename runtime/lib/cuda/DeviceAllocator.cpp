@@ -59,11 +59,6 @@ public:
     cached.emplace(it->second, p);
   }
 
-  size_t bytesReserved() {
-    std::lock_guard<std::mutex> lock(mutex);
-    return reserved;
-  }
-
 private:
   void freeCached() {
     for (auto [size, p] : cached) {
@@ -90,7 +85,6 @@ CachingAllocator &allocator() {
 
 void *cuda::allocate(size_t bytes) { return allocator().allocate(bytes); }
 void cuda::release(void *ptr) { allocator().release(ptr); }
-size_t cuda::bytesReserved() { return allocator().bytesReserved(); }
 
 extern "C" {
 

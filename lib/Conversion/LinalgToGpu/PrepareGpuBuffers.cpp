@@ -49,15 +49,16 @@ struct TPPrepareGpuBuffersPass
                                                   op.getTarget());
     }
 
-    SmallVector<linalg::GenericOp> generics;
+    SmallVector<std::pair<linalg::GenericOp, SmallVector<unsigned>>> generics;
     module.walk([&](linalg::GenericOp op) {
-      if (op.hasPureBufferSemantics() && !parallelFirst(op).empty())
-        generics.push_back(op);
+      if (!op.hasPureBufferSemantics())
+        return;
+      if (SmallVector<unsigned> order = parallelFirst(op); !order.empty())
+        generics.push_back({op, std::move(order)});
     });
-    for (linalg::GenericOp op : generics) {
+    for (auto &[op, order] : generics) {
       rewriter.setInsertionPoint(op);
-      if (failed(linalg::interchangeGenericOp(rewriter, op,
-                                              parallelFirst(op)))) {
+      if (failed(linalg::interchangeGenericOp(rewriter, op, order))) {
         op.emitOpError("cannot interchange its loops for the GPU");
         return signalPassFailure();
       }

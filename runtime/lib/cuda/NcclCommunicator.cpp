@@ -94,19 +94,17 @@ public:
     Call c;
     if (Status s = prepare(mask, dtype, what, c); !s)
       return s;
-    size_t block = chunk * c.elemSize;
     // NCCL gathers member-major; with several outer indices the program
-    // wants each member's block per outer index: gather into a temporary,
-    // then a strided copy per member.
-    char *tmp = outer > 1 ? static_cast<char *>(cuda::allocate(
-                                c.members * outer * block))
-                          : nullptr;
+    // wants each member's block per outer index: gather into scratch, then
+    // regroup.
+    size_t block = chunk * c.elemSize;
+    char *tmp = scratch(c, outer, block);
     Status s = nccl(ncclAllGather(src, tmp ? tmp : dst, size_t(outer * chunk),
                                   c.type, c.comm, stream),
                     what);
-    for (size_t j = 0; s && tmp && j < c.members; ++j)
-      s = copy2d(static_cast<char *>(dst) + j * block, c.members * block,
-                 tmp + j * outer * block, block, block, outer);
+    if (s && tmp)
+      s = regroup(tmp, static_cast<char *>(dst), /*toNccl=*/false, c, outer,
+                  block);
     if (s)
       s = wait(what);
     cuda::release(tmp);
@@ -119,16 +117,12 @@ public:
     Call c;
     if (Status s = prepare(mask, dtype, what, c); !s)
       return s;
-    size_t block = chunk * c.elemSize;
     // Member-major first: member j's blocks of every outer index together.
-    char *tmp = outer > 1 ? static_cast<char *>(cuda::allocate(
-                                c.members * outer * block))
-                          : nullptr;
-    Status s = Status::ok();
-    for (size_t j = 0; s && tmp && j < c.members; ++j)
-      s = copy2d(tmp + j * outer * block, block,
-                 static_cast<const char *>(src) + j * block, c.members * block,
-                 block, outer);
+    size_t block = chunk * c.elemSize;
+    char *tmp = scratch(c, outer, block);
+    Status s = tmp ? regroup(static_cast<const char *>(src), tmp,
+                             /*toNccl=*/true, c, outer, block)
+                   : Status::ok();
     if (s)
       s = nccl(ncclReduceScatter(tmp ? tmp : src, dst, size_t(outer * chunk),
                                  c.type, ncclSum, c.comm, stream),
@@ -176,13 +170,30 @@ private:
     return Status::ok();
   }
 
-  Status copy2d(void *dst, size_t dpitch, const void *src, size_t spitch,
-                size_t width, int64_t height) {
-    if (cudaError_t e = cudaMemcpy2DAsync(dst, dpitch, src, spitch, width,
-                                          size_t(height), cudaMemcpyDefault,
-                                          stream))
-      return Status::error(std::string("rearranging blocks on the GPU: ") +
-                           cudaGetErrorString(e));
+  /// Scratch for `outer` blocks per member, or null when there is one
+  /// outer index (the two layouts below are then the same).
+  char *scratch(const Call &c, int64_t outer, size_t block) {
+    return outer > 1 ? static_cast<char *>(
+                           cuda::allocate(c.members * outer * block))
+                     : nullptr;
+  }
+
+  /// Moves `outer` x members blocks of `block` bytes between the program's
+  /// layout (per outer index, every member's block) and NCCL's (per member,
+  /// every outer index's block), one strided copy per member.
+  Status regroup(const char *from, char *to, bool toNccl, const Call &c,
+                 int64_t outer, size_t block) {
+    size_t wide = c.members * block, tall = outer * block;
+    for (size_t j = 0; j < c.members; ++j) {
+      size_t inProgram = j * block, inNccl = j * tall;
+      cudaError_t e = cudaMemcpy2DAsync(
+          to + (toNccl ? inNccl : inProgram), toNccl ? block : wide,
+          from + (toNccl ? inProgram : inNccl), toNccl ? wide : block, block,
+          size_t(outer), cudaMemcpyDefault, stream);
+      if (e != cudaSuccess)
+        return Status::error(std::string("rearranging blocks on the GPU: ") +
+                             cudaGetErrorString(e));
+    }
     return Status::ok();
   }
 

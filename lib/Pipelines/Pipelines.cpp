@@ -45,8 +45,9 @@ static constexpr const char *kCudaKernelsToNVVM =
     "gpu.module(convert-gpu-to-nvvm,canonicalize,cse,"
     "reconcile-unrealized-casts)";
 // Host code as on the CPU, except that allocations call the runtime's
-// allocator (device memory the host can also reach) and kernel launches
-// become mgpu* calls (tprt's CUDA runtime provides them).
+// allocator (GPU memory, which host code only passes on) and kernel
+// launches and constant uploads become mgpu* calls (tprt's CUDA runtime
+// provides them).
 static constexpr const char *kCudaHostToLLVM =
     "convert-math-to-llvm,convert-math-to-libm,"
     "func.func(arith-expand{include-bf16}),"

@@ -8,7 +8,10 @@
 #include "tprt/tprt.h"
 #include "tprt/tprt_cuda.h"
 
+#include "tprt/Program.h"
+
 #include <gtest/gtest.h>
+#include <thread>
 #include <vector>
 
 using namespace tprt;
@@ -31,32 +34,45 @@ TEST(Cuda, AllocatorHandsBackFreedBlocks) {
   cuda::release(b);
 }
 
+/// A GPU buffer holding `host` (the host never dereferences GPU memory).
+template <typename T> T *onGpu(const std::vector<T> &host) {
+  auto *p = static_cast<T *>(cuda::allocate(host.size() * sizeof(T)));
+  EXPECT_TRUE(bool(cuda::copy(p, host.data(), host.size() * sizeof(T))));
+  return p;
+}
+
+template <typename T> std::vector<T> fromGpu(const T *p, size_t n) {
+  std::vector<T> host(n);
+  EXPECT_TRUE(bool(cuda::copy(host.data(), p, n * sizeof(T))));
+  return host;
+}
+
 TEST(Cuda, GemmMatchesHostLoops) {
   REQUIRE_GPU();
   const int64_t batch = 2, m = 3, n = 5, k = 4;
-  auto *a = static_cast<float *>(cuda::allocate(batch * m * k * 4));
-  auto *b = static_cast<float *>(cuda::allocate(batch * k * n * 4));
-  auto *c = static_cast<float *>(cuda::allocate(batch * m * n * 4));
-  std::vector<float> ref(batch * m * n, 0.5f);
+  std::vector<float> a(batch * m * k), b(batch * k * n);
+  std::vector<float> c(batch * m * n, 0.5f); // the GEMM accumulates: C += A B
   for (int64_t i = 0; i < batch * m * k; ++i)
     a[i] = float(i % 7) - 3;
   for (int64_t i = 0; i < batch * k * n; ++i)
     b[i] = float(i % 5) * 0.25f;
-  for (int64_t i = 0; i < batch * m * n; ++i)
-    c[i] = 0.5f; // the GEMM accumulates: C += A B
+  std::vector<float> ref = c;
   for (int64_t p = 0; p < batch; ++p)
     for (int64_t i = 0; i < m; ++i)
       for (int64_t j = 0; j < n; ++j)
         for (int64_t l = 0; l < k; ++l)
           ref[(p * m + i) * n + j] +=
               a[(p * m + i) * k + l] * b[(p * k + l) * n + j];
-  tprt_cuda_gemm(int64_t(a), int64_t(b), int64_t(c), batch, m, n, k, TPRT_F32);
+  float *da = onGpu(a), *db = onGpu(b), *dc = onGpu(c);
+  tprt_cuda_gemm(int64_t(da), int64_t(db), int64_t(dc), batch, m, n, k,
+                 TPRT_F32);
   ASSERT_TRUE(bool(cuda::synchronize()));
-  for (int64_t i = 0; i < batch * m * n; ++i)
-    EXPECT_NEAR(c[i], ref[i], 1e-5) << "element " << i;
-  cuda::release(a);
-  cuda::release(b);
-  cuda::release(c);
+  std::vector<float> got = fromGpu(dc, c.size());
+  for (size_t i = 0; i < got.size(); ++i)
+    EXPECT_NEAR(got[i], ref[i], 1e-5) << "element " << i;
+  cuda::release(da);
+  cuda::release(db);
+  cuda::release(dc);
 }
 
 TEST(Cuda, NcclOneRankAllReduceAndGather) {
@@ -67,17 +83,62 @@ TEST(Cuda, NcclOneRankAllReduceAndGather) {
   std::string error;
   auto comm = cuda::createNcclCommunicator(mesh, {1}, 0, id, error);
   ASSERT_TRUE(comm) << error;
-  auto *src = static_cast<float *>(cuda::allocate(6 * 4));
+  ASSERT_TRUE(comm->takesDeviceBuffers());
+  std::vector<float> values = {0, 1, 2, 3, 4, 5};
+  float *src = onGpu(values);
   auto *dst = static_cast<float *>(cuda::allocate(6 * 4));
-  for (int i = 0; i < 6; ++i)
-    src[i] = float(i);
   ASSERT_TRUE(bool(comm->allReduce(src, dst, 6, TPRT_F32, TPRT_SUM, 1, "test")));
-  for (int i = 0; i < 6; ++i)
-    EXPECT_EQ(dst[i], float(i));
+  EXPECT_EQ(fromGpu(dst, 6), values);
   // Blocked gather (3 outer blocks of 2): with one member, a copy.
+  ASSERT_TRUE(bool(cuda::copy(dst, std::vector<float>(6, -1).data(), 24)));
   ASSERT_TRUE(bool(comm->allGather(src, dst, 3, 2, TPRT_F32, 1, "test")));
-  for (int i = 0; i < 6; ++i)
-    EXPECT_EQ(dst[i], float(i));
+  EXPECT_EQ(fromGpu(dst, 6), values);
   cuda::release(src);
   cuda::release(dst);
+}
+
+// Two ranks as threads sharing the GPU: the host communicator works on host
+// copies of the device buffers (tprt_cuda_* stage them).
+TEST(Cuda, ThreadRanksStageCollectivesThroughHost) {
+  REQUIRE_GPU();
+  Mesh mesh{{"tp"}, {2}};
+  auto world = createThreadsWorld(mesh);
+  std::vector<std::vector<float>> reduced(2), gathered(2), scattered(2);
+  auto rank = [&](int r) {
+    auto comm = createThreadsCommunicator(world, r);
+    ASSERT_FALSE(comm->takesDeviceBuffers());
+    RankContext context;
+    context.comm = comm.get();
+    setRankContext(&context);
+    ASSERT_TRUE(bool(cuda::setDevice(0)));
+    // Rank r holds {r*10, r*10+1, r*10+2, r*10+3}.
+    std::vector<float> mine(4);
+    for (int i = 0; i < 4; ++i)
+      mine[i] = float(r * 10 + i);
+    float *src = onGpu(mine);
+    auto *big = static_cast<float *>(cuda::allocate(8 * 4));
+    auto *small = static_cast<float *>(cuda::allocate(2 * 4));
+    tprt_cuda_all_reduce(int64_t(src), int64_t(big), 4, TPRT_F32, TPRT_SUM, 1,
+                         0);
+    reduced[r] = fromGpu(big, 4);
+    tprt_cuda_all_gather(int64_t(src), int64_t(big), 1, 4, TPRT_F32, 1, 0);
+    gathered[r] = fromGpu(big, 8);
+    tprt_cuda_reduce_scatter(int64_t(src), int64_t(small), 1, 2, TPRT_F32, 1,
+                             0);
+    scattered[r] = fromGpu(small, 2);
+    cuda::release(src);
+    cuda::release(big);
+    cuda::release(small);
+    setRankContext(nullptr);
+  };
+  std::thread other(rank, 1);
+  rank(0);
+  other.join();
+  for (int r = 0; r < 2; ++r) {
+    EXPECT_EQ(reduced[r], (std::vector<float>{10, 12, 14, 16})) << "rank " << r;
+    EXPECT_EQ(gathered[r], (std::vector<float>{0, 1, 2, 3, 10, 11, 12, 13}))
+        << "rank " << r;
+  }
+  EXPECT_EQ(scattered[0], (std::vector<float>{10, 12}));
+  EXPECT_EQ(scattered[1], (std::vector<float>{14, 16}));
 }

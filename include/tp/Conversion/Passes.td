@@ -111,13 +111,14 @@ def TPPrepareGpuBuffers : Pass<"tp-prepare-gpu-buffers", "::mlir::ModuleOp"> {
     Runs on buffers, before convert-linalg-to-parallel-loops, for the CUDA
     target. Kernels cannot read host globals: every `memref.get_global`
     becomes a fresh allocation (device memory, through the runtime's
-    allocator) filled from the global once per call. `memref.copy` between
-    buffers becomes `linalg.copy`, so that it runs as a kernel rather than
-    on the host. A `linalg.generic` whose reduction dims come before
+    allocator) filled from the global once per call by `gpu.memcpy`.
+    `memref.copy` between buffers becomes `linalg.copy`, so that it runs as
+    a kernel: host code never dereferences a buffer. A `linalg.generic` whose reduction dims come before
     parallel ones is interchanged so that the parallel dims are outermost:
     they become one kernel, not one kernel per reduction step.
   }];
-  let dependentDialects = ["::mlir::linalg::LinalgDialect",
+  let dependentDialects = ["::mlir::gpu::GPUDialect",
+                           "::mlir::linalg::LinalgDialect",
                            "::mlir::memref::MemRefDialect"];
 }
 

@@ -27,6 +27,9 @@ public:
   const Mesh &mesh() const { return mesh_; }
   std::chrono::milliseconds timeout() const { return timeout_; }
   void setTimeout(std::chrono::milliseconds t) { timeout_ = t; }
+  /// Whether the collectives take GPU buffers (NCCL); host communicators
+  /// (threads, MPI) take host memory, and CUDA programs stage through it.
+  virtual bool takesDeviceBuffers() const { return false; }
 
   /// Within the group of `axesMask`: dst = reduction of every member's src.
   virtual Status allReduce(const void *src, void *dst, int64_t count,

@@ -27,7 +27,8 @@ std::string deviceDescription(int device);
 /// Binds the calling thread to `device`.
 Status setDevice(int device);
 
-/// The caching allocator of managed memory that programs allocate from.
+/// The caching allocator of GPU memory that programs allocate from; the
+/// host reaches it only through copy().
 void *allocate(size_t bytes);
 void release(void *ptr);
 

@@ -18,7 +18,7 @@ extern "C" {
 
 /* As tprt_all_reduce, tprt_all_gather and tprt_reduce_scatter (tprt.h), on
  * device buffers: NCCL when the rank's communicator is NCCL, else the host
- * communicator on the same (managed) memory after the stream is drained. */
+ * communicator on host copies, after the stream is drained. */
 void tprt_cuda_all_reduce(int64_t src, int64_t dst, int64_t count,
                           int32_t dtype, int32_t reduction, int64_t axes_mask,
                           int64_t site);
@@ -45,14 +45,15 @@ void *mgpuModuleGetFunction(void *module, const char *name);
 void *mgpuStreamCreate(void);
 void mgpuStreamDestroy(void *stream);
 void mgpuStreamSynchronize(void *stream);
+void mgpuMemcpy(void *dst, void *src, size_t size, void *stream);
 void mgpuLaunchKernel(void *function, intptr_t grid_x, intptr_t grid_y,
                       intptr_t grid_z, intptr_t block_x, intptr_t block_y,
                       intptr_t block_z, int32_t shared_bytes, void *stream,
                       void **params, void **extra, size_t num_params);
 
 /* The program's buffers (finalize-memref-to-llvm{use-generic-functions}):
- * the runtime's caching allocator of CUDA managed memory, which kernels,
- * cuBLAS, NCCL and host code can all address. */
+ * the runtime's caching allocator of GPU memory (cudaMalloc), which
+ * kernels, cuBLAS and NCCL address; host code never dereferences them. */
 void *_mlir_memref_to_llvm_alloc(size_t size);
 void *_mlir_memref_to_llvm_aligned_alloc(size_t alignment, size_t size);
 void _mlir_memref_to_llvm_free(void *ptr);

@@ -130,6 +130,12 @@ void mgpuStreamSynchronize(void *stream) {
               "a kernel of the program failed");
 }
 
+void mgpuMemcpy(void *dst, void *src, size_t bytes, void *stream) {
+  cuda::check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault,
+                              static_cast<cudaStream_t>(stream)),
+              "copying a constant to the GPU");
+}
+
 void mgpuLaunchKernel(void *function, intptr_t grid_x, intptr_t grid_y,
                       intptr_t grid_z, intptr_t block_x, intptr_t block_y,
                       intptr_t block_z, int32_t shared_bytes, void *stream,

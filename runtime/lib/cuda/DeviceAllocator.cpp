@@ -1,11 +1,13 @@
-//===- DeviceAllocator.cpp - caching allocator of CUDA managed memory -----===//
+//===- DeviceAllocator.cpp - caching allocator of GPU memory --------------===//
 //
-// Programs allocate and free their temporaries on every step; cudaMalloc*
+// Programs allocate and free their temporaries on every step; cudaMalloc
 // synchronizes the device and costs far more than a kernel, so freed
 // blocks are kept, by size, and handed out again (what PyTorch's caching
-// allocator does). Managed memory: kernels, cuBLAS and NCCL address it, and
-// so can host code (a global's initial value, a host collective) without
-// a separate copy.
+// allocator does). Plain device memory, not managed memory: generated host
+// code never dereferences a buffer (tp-prepare-gpu-buffers makes copies
+// kernels and global uploads gpu.memcpy), host collectives stage through
+// host copies, and managed memory past the GPU's free memory pages instead
+// of failing, which can hang the device.
 //
 //===----------------------------------------------------------------------===//
 #include "CudaInternal.h"
@@ -33,17 +35,16 @@ public:
       return p;
     }
     void *p = nullptr;
-    cudaError_t e = cudaMallocManaged(&p, size, cudaMemAttachGlobal);
+    cudaError_t e = cudaMalloc(&p, size);
     if (e == cudaErrorMemoryAllocation && !cached.empty()) {
       (void)cudaGetLastError();
       freeCached();
-      e = cudaMallocManaged(&p, size, cudaMemAttachGlobal);
+      e = cudaMalloc(&p, size);
     }
     if (e != cudaSuccess)
       cuda::fatal("cannot allocate " + std::to_string(size) +
-                  " bytes of CUDA managed memory (" +
-                  std::to_string(reserved) + " held): " +
-                  cudaGetErrorString(e));
+                  " bytes of GPU memory (" + std::to_string(reserved) +
+                  " held by the program): " + cudaGetErrorString(e));
     sizes[p] = size;
     reserved += size;
     return p;
@@ -93,7 +94,7 @@ void *_mlir_memref_to_llvm_alloc(size_t size) {
 }
 
 void *_mlir_memref_to_llvm_aligned_alloc(size_t alignment, size_t size) {
-  // cudaMallocManaged aligns to at least 256 bytes.
+  // cudaMalloc aligns to at least 256 bytes.
   if (alignment > 256)
     cuda::fatal("the program asks for " + std::to_string(alignment) +
                 "-byte aligned memory; the CUDA allocator gives 256");

@@ -6,7 +6,7 @@
 // as with every other communicator). Collectives run on a stream of their
 // own; the host polls it against the deadline and aborts the communicators
 // when a rank never arrives, so a dead rank turns into an error, not a
-// hang. Buffers are device (or managed) memory.
+// hang. Buffers are GPU memory.
 //
 //===----------------------------------------------------------------------===//
 #include "CudaInternal.h"
@@ -39,6 +39,8 @@ bool ncclType(int32_t dtype, ncclDataType_t &t) {
 class NcclCommunicator final : public Communicator {
 public:
   NcclCommunicator(int rank, Mesh mesh) : Communicator(rank, std::move(mesh)) {}
+
+  bool takesDeviceBuffers() const override { return true; }
 
   ~NcclCommunicator() override {
     for (auto &[mask, c] : groups)

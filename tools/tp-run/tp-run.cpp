@@ -107,6 +107,12 @@ cl::opt<std::string> saveModel(
     cl::desc("Training programs: write the model with the trained weights "
              "as an ONNX file"),
     cl::value_desc("trained.onnx"), cl::cat(category));
+cl::opt<std::string> modelFile(
+    "model",
+    cl::desc("The ONNX file to read the weights from, when the program has "
+             "moved to another machine or folder (default: the path it was "
+             "compiled from); it must be the same model (SHA-256)"),
+    cl::value_desc("model.onnx"), cl::cat(category));
 cl::opt<double> timeoutSeconds(
     "timeout", cl::desc("Seconds a collective waits for its group"),
     cl::init(60), cl::cat(category));
@@ -462,13 +468,23 @@ int main(int argc, char **argv) {
                        m.mesh.describe() + " (" + std::to_string(numRanks) +
                        " devices); recompile with another --mesh"));
 
+  if (!modelFile.empty())
+    m.modelPath = modelFile;
   std::string sha;
   if (Status s = sha256File(m.modelPath, sha); !s)
-    return finish(fail(s.message()));
+    return finish(fail(s.message() +
+                       (modelFile.empty()
+                            ? " (the program reads its weights from there; "
+                              "--model names where the model is now)"
+                            : "")));
   if (sha != m.modelSha256)
-    return finish(fail(m.modelPath + " has changed since the program was "
-                       "compiled (its SHA-256 differs from the manifest's); "
-                       "recompile it"));
+    return finish(fail(
+        m.modelPath +
+        (modelFile.empty()
+             ? " has changed since the program was compiled (its SHA-256 "
+               "differs from the manifest's); recompile it"
+             : " is not the model the program was compiled from (its "
+               "SHA-256 differs from the manifest's)")));
 
   // Inputs by name.
   std::vector<std::string> inputNames, outputNames;

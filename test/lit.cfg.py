@@ -18,6 +18,7 @@ config.environment["PATH"] = os.pathsep.join(
 )
 config.substitutions.append(("%tp_src", config.tp_src_root))
 config.substitutions.append(("%tp_bin", config.tp_tools_dir))
+config.substitutions.append(("%tp_obj", config.tp_obj_root))
 config.substitutions.append(("%models", config.models_dir))
 
 # mlir-runner's support libraries (printing) from Debian's MLIR.

@@ -1,6 +1,7 @@
 //===- Pipelines.cpp - named tp pass pipelines ----------------------------===//
 #include "tp/Pipelines/Pipelines.h"
 
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "tp/Conversion/Passes.h"
 #include "tp/Sharding/Passes.h"
@@ -52,9 +53,7 @@ static constexpr const char *kCudaHostToLLVM =
     "convert-math-to-llvm,convert-math-to-libm,"
     "func.func(arith-expand{include-bf16}),"
     "finalize-memref-to-llvm{use-generic-functions},gpu-to-llvm,"
-    "convert-to-llvm,reconcile-unrealized-casts,"
-    // ptxas assembles each kernel module into a cubin, embedded.
-    "gpu-module-to-binary{format=bin}";
+    "convert-to-llvm,reconcile-unrealized-casts";
 
 // Parsing fails only if a pass is not registered (registerTPPasses and
 // registerAllPasses must have run). `%s` in `text` becomes `value`.
@@ -87,9 +86,21 @@ LogicalResult tp::buildBufferizeToLLVMPipeline(OpPassManager &pm,
                                                const Target &target) {
   if (!target.cuda)
     return parse(pm, std::string(kBufferize) + kCpuLoopsToLLVM);
-  return success(succeeded(buildCudaBufferizeToGpuPipeline(pm, target)) &&
-                 succeeded(buildCudaKernelsToNVVMPipeline(pm, target)) &&
-                 succeeded(parse(pm, kCudaHostToLLVM)));
+  if (failed(buildCudaBufferizeToGpuPipeline(pm, target)) ||
+      failed(buildCudaKernelsToNVVMPipeline(pm, target)) ||
+      failed(parse(pm, kCudaHostToLLVM)))
+    return failure();
+  // ptxas assembles each kernel module into a cubin, embedded.
+  addCudaModuleToBinary(pm, target, "bin");
+  return success();
+}
+
+void tp::addCudaModuleToBinary(OpPassManager &pm, const Target &target,
+                               StringRef format) {
+  GpuModuleToBinaryPassOptions options;
+  options.compilationTarget = format.str();
+  options.toolkitPath = target.cudaPath;
+  pm.addPass(createGpuModuleToBinaryPass(options));
 }
 
 LogicalResult tp::buildLowerToLLVMPipeline(OpPassManager &pm,
@@ -130,6 +141,10 @@ struct CudaPipelineOptions : PassPipelineOptions<CudaPipelineOptions> {
   Option<int64_t> blockSize{*this, "block-size",
                             llvm::cl::desc("Threads per block"),
                             llvm::cl::init(256)};
+  Option<std::string> cudaPath{
+      *this, "cuda-path",
+      llvm::cl::desc("The CUDA toolkit (ptxas, libdevice); default: "
+                     "$CUDA_ROOT, $CUDA_HOME or $CUDA_PATH")};
 };
 } // namespace
 
@@ -160,6 +175,7 @@ void tp::registerTPPipelines() {
         target.cuda = true;
         target.arch = o.chip;
         target.blockSize = o.blockSize;
+        target.cudaPath = o.cudaPath;
         (void)buildLowerToLLVMPipeline(pm, target);
       });
   PassPipelineRegistration<>(

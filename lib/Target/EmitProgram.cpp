@@ -78,11 +78,8 @@ LogicalResult tp::emitCudaStage(ModuleOp module, const Target &target,
       (stage != CudaStage::Gpu &&
        failed(buildCudaKernelsToNVVMPipeline(pm, target))))
     return emitError(module.getLoc(), "internal: cannot build tp-lower-to-cuda");
-  if (stage == CudaStage::Ptx) {
-    GpuModuleToBinaryPassOptions isa;
-    isa.compilationTarget = "isa";
-    pm.addPass(createGpuModuleToBinaryPass(isa));
-  }
+  if (stage == CudaStage::Ptx)
+    addCudaModuleToBinary(pm, target, "isa");
   if (failed(pm.run(module)))
     return failure();
   if (stage != CudaStage::Ptx) {

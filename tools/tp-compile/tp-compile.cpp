@@ -32,6 +32,8 @@
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <cstdlib>
+
 using namespace mlir;
 namespace cl = llvm::cl;
 
@@ -83,6 +85,12 @@ cl::opt<std::string> archOpt(
 cl::opt<int64_t> blockSizeOpt(
     "block-size", cl::desc("CUDA: threads per block of generated kernels"),
     cl::init(256), cl::cat(category));
+cl::opt<std::string> cudaPathOpt(
+    "cuda-path",
+    cl::desc("CUDA: the toolkit whose ptxas and libdevice build the kernels "
+             "(default: $CUDA_ROOT, $CUDA_HOME, $CUDA_PATH, else "
+             "/usr/local/cuda)"),
+    cl::value_desc("dir"), cl::cat(category));
 cl::OptionCategory planCategory("parallelize plan options (docs/Plans.md)");
 cl::opt<std::string> planFile("plan", cl::desc("Plan file (JSON)"),
                               cl::value_desc("plan.json"),
@@ -288,6 +296,22 @@ int main(int argc, char **argv) {
   if (emit == Emit::Program && outputFile == "-") {
     llvm::errs() << "tp-compile: error: --emit=program needs -o <directory>\n";
     return 1;
+  }
+  // Kernel binaries and PTX need ptxas and libdevice (transcendentals).
+  if (target.cuda && (emit == Emit::Program || emit == Emit::Ptx)) {
+    target.cudaPath = cudaPathOpt;
+    for (const char *var : {"CUDA_ROOT", "CUDA_HOME", "CUDA_PATH"})
+      if (const char *v = std::getenv(var); target.cudaPath.empty() && v && *v)
+        target.cudaPath = v;
+    if (target.cudaPath.empty())
+      target.cudaPath = "/usr/local/cuda";
+    std::string libdevice = target.cudaPath + "/nvvm/libdevice/libdevice.10.bc";
+    if (!llvm::sys::fs::exists(libdevice)) {
+      llvm::errs() << "tp-compile: error: no CUDA toolkit at '"
+                   << target.cudaPath << "' (" << libdevice
+                   << " is missing); --cuda-path names it\n";
+      return 1;
+    }
   }
   bool sharding = !planFile.empty() || !meshSpec.empty() ||
                   !planEntries.empty() || !dataParallel.empty();

@@ -20,7 +20,16 @@ struct Target {
   std::string arch = "sm_90";
   /// CUDA: threads per block of the generated kernels.
   int64_t blockSize = 256;
+  /// CUDA: the toolkit whose ptxas and libdevice build the kernels; empty:
+  /// MLIR's lookup ($CUDA_ROOT, $CUDA_HOME, $CUDA_PATH), which links no
+  /// libdevice when none is set.
+  std::string cudaPath;
 };
+
+/// The kernels' binaries (`format`: "bin" cubins, "isa" PTX) by
+/// gpu-module-to-binary with the target's toolkit.
+void addCudaModuleToBinary(OpPassManager &pm, const Target &target,
+                           StringRef format);
 
 /// `tp-lower-to-llvm` (CPU) and `tp-lower-to-cuda`: tp ops on (local)
 /// static shapes -> linalg, shard collectives -> runtime calls, -> buffers

@@ -19,9 +19,15 @@ static constexpr const char *kBufferize =
     // Results become caller-provided buffers; temporaries are freed.
     "buffer-results-to-out-params{modify-public-functions hoist-static-allocs},"
     "buffer-deallocation-pipeline,";
-static constexpr const char *kCpuLoopsToLLVM =
+static constexpr const char *kCpuLinalgToLoops =
     "tp-lower-matmul-to-blas,"
-    "func.func(convert-linalg-to-loops),tp-outline-loop-nests,"
+    "func.func(convert-linalg-to-loops),tp-outline-loop-nests,";
+// The CUDA target's loops (see kCudaBuffersToGpu), kept on the host.
+static constexpr const char *kCpuGpuLoops =
+    "tp-lower-matmul-to-blas,tp-prepare-gpu-buffers{host-upload},"
+    "func.func(convert-linalg-to-parallel-loops,"
+    "tp-tile-parallel-loops-for-gpu{block-size=%s}),";
+static constexpr const char *kCpuLoopsToLLVM =
     "expand-strided-metadata,lower-affine,convert-scf-to-cf,"
     // math-to-llvm first (rsqrt, exp, ...), then libm for the rest (erf).
     "convert-math-to-llvm,convert-math-to-libm,"
@@ -84,8 +90,12 @@ LogicalResult tp::buildCudaKernelsToNVVMPipeline(OpPassManager &pm,
 
 LogicalResult tp::buildBufferizeToLLVMPipeline(OpPassManager &pm,
                                                const Target &target) {
+  if (target.gpuLoopsOnCpu)
+    return parse(pm, std::string(kBufferize) + kCpuGpuLoops + kCpuLoopsToLLVM,
+                 std::to_string(target.blockSize));
   if (!target.cuda)
-    return parse(pm, std::string(kBufferize) + kCpuLoopsToLLVM);
+    return parse(pm,
+                 std::string(kBufferize) + kCpuLinalgToLoops + kCpuLoopsToLLVM);
   if (failed(buildCudaBufferizeToGpuPipeline(pm, target)) ||
       failed(buildCudaKernelsToNVVMPipeline(pm, target)) ||
       failed(parse(pm, kCudaHostToLLVM)))

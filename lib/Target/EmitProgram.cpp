@@ -132,9 +132,13 @@ LogicalResult tp::emitProgram(ModuleOp module,
     func.setArgAttrs(i, DictionaryAttr::get(module.getContext()));
   for (unsigned i = 0; i < func.getNumResults(); ++i)
     func.setResultAttrs(i, DictionaryAttr::get(module.getContext()));
-  progress(options.target.cuda
-               ? "bufferizing, kernels for " + options.target.arch +
-                     " (NVVM, ptxas), host code to LLVM (cuBLAS calls)"
+  const Target &tpTarget = options.target;
+  progress(tpTarget.cuda ? "bufferizing, kernels for " + tpTarget.arch +
+                               " (NVVM, ptxas), host code to LLVM (cuBLAS calls)"
+           : tpTarget.gpuLoopsOnCpu
+               ? "bufferizing, the CUDA target's kernel loops (blocks of " +
+                     std::to_string(tpTarget.blockSize) +
+                     " threads) on the CPU, lowering to LLVM (BLAS calls)"
                : "bufferizing and lowering to LLVM (loops, BLAS calls)");
   if (failed(toLLVM.run(module)))
     return failure();

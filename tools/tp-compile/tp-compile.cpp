@@ -85,6 +85,13 @@ cl::opt<std::string> archOpt(
 cl::opt<int64_t> blockSizeOpt(
     "block-size", cl::desc("CUDA: threads per block of generated kernels"),
     cl::init(256), cl::cat(category));
+cl::opt<bool> gpuLoopsOnCpu(
+    "gpu-loops-on-cpu",
+    cl::desc("A CPU program whose loops are the CUDA target's kernels "
+             "(buffers prepared for the GPU, parallel loops tiled into "
+             "blocks of --block-size threads), run one after another: "
+             "checks the GPU-specific rewrites without a GPU"),
+    cl::cat(category));
 cl::opt<std::string> cudaPathOpt(
     "cuda-path",
     cl::desc("CUDA: the toolkit whose ptxas and libdevice build the kernels "
@@ -224,12 +231,20 @@ int main(int argc, char **argv) {
   target.cuda = cudaStage || targetOpt == "cuda";
   target.arch = archOpt;
   target.blockSize = blockSizeOpt;
+  target.gpuLoopsOnCpu = gpuLoopsOnCpu;
+  if (gpuLoopsOnCpu && target.cuda) {
+    llvm::errs() << "tp-compile: error: --gpu-loops-on-cpu builds a CPU "
+                    "program; it does not go with --target cuda or "
+                    "--emit=gpu, nvvm, ptx\n";
+    return 1;
+  }
   if (target.cuda && !llvm::Regex("^sm_[0-9]+a?$").match(target.arch)) {
     llvm::errs() << "tp-compile: error: --arch '" << target.arch
                  << "' is not a CUDA architecture like sm_90\n";
     return 1;
   }
-  if (target.cuda && (target.blockSize < 1 || target.blockSize > 1024)) {
+  if ((target.cuda || target.gpuLoopsOnCpu) &&
+      (target.blockSize < 1 || target.blockSize > 1024)) {
     llvm::errs() << "tp-compile: error: --block-size " << target.blockSize
                  << " is not in 1..1024\n";
     return 1;

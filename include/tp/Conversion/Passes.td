@@ -116,7 +116,15 @@ def TPPrepareGpuBuffers : Pass<"tp-prepare-gpu-buffers", "::mlir::ModuleOp"> {
     a kernel: host code never dereferences a buffer. A `linalg.generic` whose reduction dims come before
     parallel ones is interchanged so that the parallel dims are outermost:
     they become one kernel, not one kernel per reduction step.
+
+    With `host-upload`, the global's copy stays a `memref.copy`: for
+    running the kernels' loops on the CPU (`tp-compile --gpu-loops-on-cpu`).
   }];
+  let options = [
+    Option<"hostUpload", "host-upload", "bool", /*default=*/"false",
+           "Fill a global's copy with memref.copy, not gpu.memcpy (the loops "
+           "run on the host)">
+  ];
   let dependentDialects = ["::mlir::gpu::GPUDialect",
                            "::mlir::linalg::LinalgDialect",
                            "::mlir::memref::MemRefDialect"];

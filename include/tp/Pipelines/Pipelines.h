@@ -16,6 +16,11 @@ namespace mlir::tp {
 /// Which machine the program runs on.
 struct Target {
   bool cuda = false;
+  /// CPU: the CUDA target's kernel loops (tp-prepare-gpu-buffers, parallel
+  /// loops tiled into blocks of `blockSize` threads) run on the host, with
+  /// OpenBLAS GEMMs and host collectives: the GPU-specific rewrites checked
+  /// against references where there is no GPU.
+  bool gpuLoopsOnCpu = false;
   /// CUDA: the GPU architecture the kernels are compiled for.
   std::string arch = "sm_90";
   /// CUDA: threads per block of the generated kernels.

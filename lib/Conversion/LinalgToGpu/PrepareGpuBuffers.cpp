@@ -86,6 +86,7 @@ LogicalResult addUnitParallelLoop(RewriterBase &rewriter, linalg::LinalgOp op) {
 
 struct TPPrepareGpuBuffersPass
     : tp::impl::TPPrepareGpuBuffersBase<TPPrepareGpuBuffersPass> {
+  using Base::Base;
   void runOnOperation() override {
     ModuleOp module = getOperation();
     IRRewriter rewriter(module.getContext());
@@ -134,14 +135,20 @@ struct TPPrepareGpuBuffersPass
       rewriter.setInsertionPointAfter(op);
       Value device = memref::AllocOp::create(
           rewriter, loc, MemRefType::get(type.getShape(), type.getElementType()));
-      Type token = gpu::AsyncTokenType::get(rewriter.getContext());
-      Value ready = gpu::WaitOp::create(rewriter, loc, token, ValueRange())
-                        .getAsyncToken();
-      auto copy = gpu::MemcpyOp::create(rewriter, loc, token,
-                                        ValueRange{ready}, device,
-                                        op.getResult());
-      gpu::WaitOp::create(rewriter, loc, Type(),
-                          ValueRange{copy.getAsyncToken()});
+      Operation *copy;
+      if (hostUpload) {
+        copy = memref::CopyOp::create(rewriter, loc, op.getResult(), device);
+      } else {
+        Type token = gpu::AsyncTokenType::get(rewriter.getContext());
+        Value ready = gpu::WaitOp::create(rewriter, loc, token, ValueRange())
+                          .getAsyncToken();
+        auto upload = gpu::MemcpyOp::create(rewriter, loc, token,
+                                            ValueRange{ready}, device,
+                                            op.getResult());
+        gpu::WaitOp::create(rewriter, loc, Type(),
+                            ValueRange{upload.getAsyncToken()});
+        copy = upload;
+      }
       rewriter.replaceAllUsesExcept(op.getResult(), device, copy);
       rewriter.setInsertionPoint(op->getBlock()->getTerminator());
       memref::DeallocOp::create(rewriter, loc, device);

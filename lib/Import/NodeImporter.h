@@ -110,6 +110,10 @@ private:
 
 using NodeHandler = LogicalResult (*)(NodeImporter &);
 
+/// The loss ops (OnnxLossOps.cpp).
+LogicalResult importNegativeLogLikelihoodLoss(NodeImporter &n);
+LogicalResult importSoftmaxCrossEntropyLoss(NodeImporter &n);
+
 /// The handler for ONNX `opType` in the default domain, or null.
 /// The handler of `opType` at `opset`; null when tp does not import it
 /// (or not at that opset).

@@ -90,9 +90,11 @@ ids = rng.integers(0, V, (B, S))
 labels = rng.integers(0, V, (B, S))
 check_against_finite_differences(w0, ids, labels)
 
-def write_model(path):
+def write_model(path, with_loss=False):
     """Binary ONNX through protoc's Python classes for onnx.proto (ONNX's
-    text syntax has no dotted names like PyTorch's `emb.weight`)."""
+    text syntax has no dotted names like PyTorch's `emb.weight`). With the
+    loss, as PyTorch exports cross_entropy on [B, S, V] logits: the classes
+    moved to dim 1, SoftmaxCrossEntropyLoss against a `labels` input."""
     subprocess.run(["protoc", f"--python_out={out}", "-I/usr/include/onnx",
                     "/usr/include/onnx/onnx.proto"], check=True)
     sys.path.insert(0, out)
@@ -110,11 +112,16 @@ def write_model(path):
     def value_info(field, name, elem, shape):
         vi = field.add(name=name)
         vi.type.tensor_type.elem_type = elem
+        vi.type.tensor_type.shape.SetInParent()  # a scalar has an empty shape
         for d in shape:
             vi.type.tensor_type.shape.dim.add(dim_value=d)
 
     value_info(g.input, "ids", pb.TensorProto.INT64, (B, S))
-    value_info(g.output, "logits", pb.TensorProto.FLOAT, (B, S, V))
+    if with_loss:
+        value_info(g.input, "labels", pb.TensorProto.INT64, (B, S))
+        value_info(g.output, "loss", pb.TensorProto.FLOAT, ())
+    else:
+        value_info(g.output, "logits", pb.TensorProto.FLOAT, (B, S, V))
 
     def node(op, inputs, output, **ints):
         n = g.node.add(op_type=op, name="/" + output, input=inputs, output=[output])
@@ -136,11 +143,17 @@ def write_model(path):
     node("Add", ["u", "e"], "z")
     node("Transpose", ["head.weight"], "th", perm=[1, 0])
     node("MatMul", ["z", "th"], "logits")
+    if with_loss:
+        node("Transpose", ["logits"], "scores", perm=[0, 2, 1])
+        node("SoftmaxCrossEntropyLoss", ["scores", "labels"], "loss")
+        g.node[-1].attribute.add(name="reduction", type=pb.AttributeProto.STRING,
+                                 s=b"mean")
     with open(path, "wb") as f:
         f.write(m.SerializeToString())
 
 
 write_model(os.path.join(out, "tinylm.onnx"))
+write_model(os.path.join(out, "tinylm_loss.onnx"), with_loss=True)
 save("ids.npy", ids, np.int64)
 save("labels.npy", labels, np.int64)
 loss, g = loss_and_grads(w0, ids, labels)

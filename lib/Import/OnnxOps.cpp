@@ -186,6 +186,99 @@ LogicalResult where(NodeImporter &n) {
                                    *y));
 }
 
+/// Mod: fmod = 1 is C's remainder (tp.rem, the dividend's sign); fmod = 0,
+/// for integers, takes the divisor's sign: r + b where r != 0 and the
+/// signs of r and b differ.
+LogicalResult mod(NodeImporter &n) {
+  auto a = n.requiredInput(0, "A");
+  auto b = n.requiredInput(1, "B");
+  if (failed(a) || failed(b))
+    return failure();
+  bool fmod = n.intAttr("fmod", 0) != 0;
+  Type element = n.typeOf(*a).getElementType();
+  if (!fmod && !element.isSignlessInteger())
+    return n.error() << "fmod = 0 is for integers; a floating-point Mod "
+                        "needs fmod = 1";
+  auto r = n.createInferred<RemOp>(*a, *b);
+  if (failed(r) || fmod)
+    return emit(n, r);
+  RankedTensorType type = n.typeOf(*r);
+  auto bools = [&](Value v) {
+    return RankedTensorType::get(n.typeOf(v).getShape(), n.b.getI1Type());
+  };
+  Value zero = n.constant(
+      DenseElementsAttr::get(withShape(type, {}), n.b.getZeroAttr(element)));
+  auto rNegative = n.create<LessOp>(bools(*r), *r, zero);
+  auto bNegative = n.create<LessOp>(bools(*b), *b, zero);
+  auto isZero = n.create<EqualOp>(bools(*r), *r, zero);
+  if (failed(rNegative) || failed(bNegative) || failed(isZero))
+    return failure();
+  auto signsDiffer = n.create<XorOp>(bools(*r), *rNegative, *bNegative);
+  auto nonZero = n.create<NotOp>(bools(*r), *isZero);
+  if (failed(signsDiffer) || failed(nonZero))
+    return failure();
+  auto shift = n.create<AndOp>(bools(*r), *signsDiffer, *nonZero);
+  auto shifted = n.createInferred<AddOp>(*r, *b);
+  if (failed(shift) || failed(shifted))
+    return failure();
+  return emit(n, n.create<WhereOp>(type, *shift, *shifted, *r));
+}
+
+/// Trilu: the kept triangle of the last two dims is col - row >= k (upper)
+/// or <= k (lower): a constant mask when k is (or is absent), a comparison
+/// of the constant col - row with k otherwise; then a tp.where with zeros.
+LogicalResult trilu(NodeImporter &n) {
+  auto x = n.requiredInput(0, "input");
+  if (failed(x))
+    return failure();
+  RankedTensorType type = n.typeOf(*x);
+  if (type.getRank() < 2)
+    return n.error() << "the input " << formatShape(type.getShape())
+                     << " has fewer than 2 dims";
+  bool upper = n.intAttr("upper", 1) != 0;
+  int64_t rows = type.getDimSize(type.getRank() - 2);
+  int64_t cols = type.getDimSize(type.getRank() - 1);
+  auto maskType = RankedTensorType::get({rows, cols}, n.b.getI1Type());
+  Value kIn = n.input(1);
+  std::optional<int64_t> k = 0;
+  if (kIn) {
+    if (n.typeOf(kIn).getNumElements() != 1)
+      return n.error() << "k must be one integer";
+    DenseIntElementsAttr known;
+    k = matchPattern(kIn, m_Constant(&known))
+            ? std::optional<int64_t>((*known.begin()).getSExtValue())
+            : std::nullopt;
+  }
+  SmallVector<bool> keep;
+  SmallVector<int64_t> offsets;
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < cols; ++j) {
+      offsets.push_back(j - i);
+      if (k)
+        keep.push_back(upper ? j - i >= *k : j - i <= *k);
+    }
+  Value mask;
+  if (k) {
+    mask = n.constant(DenseElementsAttr::get(maskType, keep));
+  } else {
+    RankedTensorType kType = n.typeOf(kIn);
+    Value offset = n.constant(DenseElementsAttr::get(
+        RankedTensorType::get({rows, cols}, kType.getElementType()),
+        ArrayRef<int64_t>(offsets)));
+    auto scalarK = reshape(n, kIn, {});
+    if (failed(scalarK))
+      return failure();
+    auto cmp = upper ? n.create<GreaterEqualOp>(maskType, offset, *scalarK)
+                     : n.create<LessEqualOp>(maskType, offset, *scalarK);
+    if (failed(cmp))
+      return failure();
+    mask = *cmp;
+  }
+  Value zero = n.constant(DenseElementsAttr::get(
+      withShape(type, {}), n.b.getZeroAttr(type.getElementType())));
+  return emit(n, n.create<WhereOp>(type, mask, *x, zero));
+}
+
 //===----------------------------------------------------------------------===//
 // Contractions
 //===----------------------------------------------------------------------===//
@@ -1305,6 +1398,7 @@ const OpEntry kOps[] = {
     {"MaxPool", 1, pool<true>},
     {"Mean", 6, sumOrMean<true>},
     {"Min", 6, variadic<MinOp>},
+    {"Mod", 10, mod},
     {"Mul", 1, binary<MulOp>},
     {"Neg", 1, unary<NegOp>},
     {"NegativeLogLikelihoodLoss", 12, importNegativeLogLikelihoodLoss},
@@ -1344,6 +1438,7 @@ const OpEntry kOps[] = {
     {"Tanh", 1, unary<TanhOp>},
     {"ThresholdedRelu", 10, activation<thresholdedRelu>},
     {"Transpose", 1, transposeOp},
+    {"Trilu", 14, trilu},
     {"Unsqueeze", 1, unsqueeze},
     {"Where", 9, where},
     {"Xor", 7, boolean<XorOp>},

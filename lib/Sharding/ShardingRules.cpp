@@ -275,7 +275,8 @@ static ShardingRule poolRule(PoolOp op) {
 
 std::optional<ShardingRule> tp::getShardingRule(Operation *op) {
   return llvm::TypeSwitch<Operation *, std::optional<ShardingRule>>(op)
-      .Case<AddOp, SubOp, MulOp, DivOp, PowOp, MaxOp, MinOp, ReluOp, NegOp,
+      .Case<AddOp, SubOp, MulOp, DivOp, PowOp, RemOp, MaxOp, MinOp, ReluOp,
+            NegOp,
             SqrtOp, ErfOp, TanhOp, SigmoidOp, ExpOp, LogOp, ReciprocalOp,
             CastOp, WhereOp, ExpandOp, GreaterOp, LessOp, EqualOp,
             GreaterEqualOp, LessEqualOp, AndOp, OrOp, XorOp, NotOp, AbsOp,

@@ -153,6 +153,7 @@ void tp::populateElementwiseLoweringPatterns(RewritePatternSet &patterns) {
       ElementwiseLowering<MinOp,
                           floatOrInt<arith::MinimumFOp, arith::MinSIOp>>,
       ElementwiseLowering<PowOp, powf>,
+      ElementwiseLowering<RemOp, floatOrInt<arith::RemFOp, arith::RemSIOp>>,
       ElementwiseLowering<ReluOp, relu>,
       ElementwiseLowering<NegOp, unaryFloat<arith::NegFOp>>,
       ElementwiseLowering<SqrtOp, unaryFloat<math::SqrtOp>>,

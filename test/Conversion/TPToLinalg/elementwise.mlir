@@ -125,6 +125,18 @@ func.func @pow_max_min(%x: tensor<4xf32>, %e: tensor<f32>, %i: tensor<4xi64>) ->
 
 // -----
 
+// tp.rem is C's remainder: the dividend's sign, for floats and integers.
+// CHECK-LABEL: func.func @rem
+// CHECK: arith.remf
+// CHECK: arith.remsi
+func.func @rem(%x: tensor<4xf32>, %d: tensor<f32>, %i: tensor<4xi32>) -> (tensor<4xf32>, tensor<4xi32>) {
+  %0 = tp.rem %x, %d : tensor<4xf32>, tensor<f32> -> tensor<4xf32>
+  %1 = tp.rem %i, %i : tensor<4xi32>, tensor<4xi32> -> tensor<4xi32>
+  return %0, %1 : tensor<4xf32>, tensor<4xi32>
+}
+
+// -----
+
 // Three-way broadcasting: condition [4, 1], x [4, 3], y scalar.
 // CHECK-DAG: #[[C:.*]] = affine_map<(d0, d1) -> (d0, 0)>
 // CHECK-DAG: #[[S:.*]] = affine_map<(d0, d1) -> ()>

@@ -80,6 +80,9 @@ def TP_SubOp : TP_BroadcastBinaryOp<"sub", "Sub">;
 def TP_MulOp : TP_BroadcastBinaryOp<"mul", "Mul", [Commutative]>;
 def TP_DivOp : TP_BroadcastBinaryOp<"div", "Div">;
 def TP_PowOp : TP_BroadcastBinaryOp<"pow", "Pow">;
+// C's remainder, the sign of the dividend: ONNX Mod with fmod = 1 (floats
+// and integers); the importer builds fmod = 0 (the divisor's sign) from it.
+def TP_RemOp : TP_BroadcastBinaryOp<"rem", "Mod (fmod = 1)">;
 
 class TP_CompareOp<string mnemonic, string onnxName>
     : TP_Op<mnemonic, [Pure]> {

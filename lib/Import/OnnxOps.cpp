@@ -783,6 +783,20 @@ LogicalResult gather(NodeImporter &n) {
                                     int64_t(*axis)));
 }
 
+LogicalResult gatherElements(NodeImporter &n) {
+  auto data = n.requiredInput(0, "data");
+  auto indices = n.requiredInput(1, "indices");
+  if (failed(data) || failed(indices))
+    return failure();
+  RankedTensorType type = n.typeOf(*data);
+  auto axis = n.normalizeAxis(n.intAttr("axis", 0), type.getRank());
+  if (failed(axis))
+    return failure();
+  return emit(n, n.create<GatherElementsOp>(
+                     withShape(type, n.typeOf(*indices).getShape()), *data,
+                     *indices, int64_t(*axis)));
+}
+
 LogicalResult expand(NodeImporter &n) {
   auto x = n.requiredInput(0, "input");
   if (failed(x))
@@ -1379,6 +1393,7 @@ const OpEntry kOps[] = {
     {"Flatten", 1, flatten},
     {"Floor", 1, unary<FloorOp>},
     {"Gather", 1, gather},
+    {"GatherElements", 11, gatherElements},
     {"Gemm", 1, gemm},
     {"GlobalAveragePool", 1, globalPool<ReduceMeanOp>},
     {"GlobalMaxPool", 1, globalPool<ReduceMaxOp>},

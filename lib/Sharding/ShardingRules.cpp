@@ -219,6 +219,33 @@ static ShardingRule gatherRule(GatherOp op) {
   return rule;
 }
 
+/// data and indices of one rank -> the indices' shape. Off the axis, a dim
+/// the indices share with the data is one parallel factor (each device
+/// gathers from its own slice); a smaller one keeps both whole. Along the
+/// axis the data stays whole (the indices are global positions in it) and
+/// the indices' dim is parallel.
+static ShardingRule gatherElementsRule(GatherElementsOp op) {
+  ShardingRule rule;
+  ArrayRef<int64_t> data = shapeOf(op.getData());
+  ArrayRef<int64_t> ids = shapeOf(op.getIndices());
+  int64_t axis = op.getAxis();
+  DimFactors dataF, idsF;
+  for (int64_t d = 0; d < int64_t(data.size()); ++d) {
+    if (d != axis && data[d] == ids[d]) {
+      int f = rule.addFactor(data[d], FactorKind::Parallel);
+      dataF.push_back({f});
+      idsF.push_back({f});
+      continue;
+    }
+    dataF.push_back({rule.addFactor(data[d], FactorKind::Replicated)});
+    idsF.push_back({rule.addFactor(
+        ids[d], d == axis ? FactorKind::Parallel : FactorKind::Replicated)});
+  }
+  rule.operands = {dataF, idsF};
+  rule.results.push_back(idsF);
+  return rule;
+}
+
 /// labels[I...] -> [I..., C]: the class dim C may be split (each device
 /// encodes the classes of its slice; see tp-partition).
 static ShardingRule oneHotRule(OneHotOp op) {
@@ -307,6 +334,7 @@ std::optional<ShardingRule> tp::getShardingRule(Operation *op) {
       .Case([](ConcatOp op) { return concatRule(op); })
       .Case([](SliceOp op) { return sliceRule(op); })
       .Case([](GatherOp op) { return gatherRule(op); })
+      .Case([](GatherElementsOp op) { return gatherElementsRule(op); })
       .Case([](OneHotOp op) { return oneHotRule(op); })
       .Case([](ConvOp op) { return convRule(op); })
       .Case([](PoolOp op) { return poolRule(op); })

@@ -93,3 +93,16 @@ func.func @layer_norm(%x: tensor<4x16x64xf32> {tp.sharding = #tp.sharding<[{}, {
   return %0 : tensor<4x16x64xf32>
 }
 
+
+// -----
+
+// GatherElements: a dim the indices share with the data stays split on
+// both (each device gathers from its rows); along the axis the data is whole
+// (the indices are global positions) while the indices may be split.
+// CHECK-LABEL: func.func @gather_elements
+// CHECK: tp.gather_elements {{.*}}tp.in_shardings = [#tp.sharding<[{"dp"}, {}]>, #tp.sharding<[{"dp"}, {"tp"}]>], tp.out_shardings = [#tp.sharding<[{"dp"}, {"tp"}]>]
+shard.grid @mesh(shape = 2x4) {tp.axis_names = ["dp", "tp"]}
+func.func @gather_elements(%x: tensor<8x10xf32> {tp.sharding = #tp.sharding<[{"dp"}, {"tp"}]>}, %i: tensor<8x4xi64> {tp.sharding = #tp.sharding<[{"dp"}, {"tp"}]>}) -> tensor<8x4xf32> {
+  %0 = tp.gather_elements %x, %i {axis = 1 : i64} : tensor<8x10xf32>, tensor<8x4xi64> -> tensor<8x4xf32>
+  return %0 : tensor<8x4xf32>
+}

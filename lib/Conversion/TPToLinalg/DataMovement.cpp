@@ -60,13 +60,15 @@ struct SliceLowering : OpRewritePattern<SliceOp> {
 /// out[pre..., idx..., post...] = data[pre..., indices[idx...], post...],
 /// with negative indices counted from the end as in ONNX. For
 /// tp.masked_gather, `data` is the slice starting at global row `offset`;
-/// ids outside it read row 0 and yield zero.
+/// ids outside it read row 0 and yield zero. For tp.gather_elements,
+/// out[i...] = data[i...] with the axis coordinate indices[i...].
 template <typename GatherLikeOp>
 struct GatherLowering : OpRewritePattern<GatherLikeOp> {
   using OpRewritePattern<GatherLikeOp>::OpRewritePattern;
   LogicalResult matchAndRewrite(GatherLikeOp op,
                                 PatternRewriter &rewriter) const override {
     constexpr bool masked = std::is_same_v<GatherLikeOp, MaskedGatherOp>;
+    constexpr bool elements = std::is_same_v<GatherLikeOp, GatherElementsOp>;
     Location loc = op.getLoc();
     RankedTensorType type = op.getType();
     auto dataType = cast<RankedTensorType>(op.getData().getType());
@@ -75,7 +77,7 @@ struct GatherLowering : OpRewritePattern<GatherLikeOp> {
     MLIRContext *ctx = rewriter.getContext();
     SmallVector<AffineExpr> idxExprs;
     for (int64_t i = 0; i < idxRank; ++i)
-      idxExprs.push_back(getAffineDimExpr(axis + i, ctx));
+      idxExprs.push_back(getAffineDimExpr(elements ? i : axis + i, ctx));
     AffineMap idxMap = AffineMap::get(type.getRank(), 0, idxExprs, ctx);
     Value data = op.getData();
     Value offset;
@@ -109,7 +111,9 @@ struct GatherLowering : OpRewritePattern<GatherLikeOp> {
           }
           SmallVector<Value> coords;
           for (int64_t d = 0; d < dataType.getRank(); ++d) {
-            if (d < axis)
+            if (d != axis && elements)
+              coords.push_back(linalg::IndexOp::create(b, l, d));
+            else if (d < axis)
               coords.push_back(linalg::IndexOp::create(b, l, d));
             else if (d == axis)
               coords.push_back(idx);
@@ -164,5 +168,6 @@ struct OneHotLowering : OpRewritePattern<OneHotOp> {
 void tp::populateDataMovementLoweringPatterns(RewritePatternSet &patterns) {
   patterns.add<ReshapeLowering, TransposeLowering, ConcatLowering,
                SliceLowering, GatherLowering<GatherOp>,
+               GatherLowering<GatherElementsOp>,
                GatherLowering<MaskedGatherOp>, OneHotLowering>(patterns.getContext());
 }

@@ -55,6 +55,19 @@ func.func @gather(%table: tensor<100x64xf32>, %ids: tensor<4x16xi64>) -> tensor<
   return %0 : tensor<4x16x64xf32>
 }
 
+// GatherElements: one element per index, the other coordinates the
+// result's own.
+// CHECK-LABEL: func.func @gather_elements
+// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "parallel"]} ins(%arg1 : tensor<4x2xi64>) outs(%{{.*}} : tensor<4x2xf32>)
+// CHECK: %[[I:.*]] = arith.index_cast %{{.*}} : i64 to index
+// CHECK: %[[COL:.*]] = arith.select %{{.*}}, %{{.*}}, %[[I]] : index
+// CHECK: %[[ROW:.*]] = linalg.index 0 : index
+// CHECK: tensor.extract %arg0[%[[ROW]], %[[COL]]] : tensor<4x10xf32>
+func.func @gather_elements(%x: tensor<4x10xf32>, %i: tensor<4x2xi64>) -> tensor<4x2xf32> {
+  %0 = tp.gather_elements %x, %i {axis = 1 : i64} : tensor<4x10xf32>, tensor<4x2xi64> -> tensor<4x2xf32>
+  return %0 : tensor<4x2xf32>
+}
+
 // One-hot: 1 where the label equals the class index plus the offset.
 // CHECK-LABEL: func.func @one_hot
 // CHECK: %[[OFF:.*]] = tensor.extract %arg1[] : tensor<i64>

@@ -197,3 +197,19 @@ func.func @one_hot_shape(%labels: tensor<8xi64>, %off: tensor<i64>) -> tensor<4x
   %0 = tp.one_hot %labels, %off : tensor<8xi64>, tensor<i64> -> tensor<4x10xf32>
   return %0 : tensor<4x10xf32>
 }
+
+// -----
+
+func.func @gather_elements_rank(%x: tensor<4x10xf32>, %i: tensor<4xi64>) -> tensor<4xf32> {
+  // expected-error @+1 {{'tp.gather_elements' op indices [4] must have the rank of data [4, 10]}}
+  %0 = tp.gather_elements %x, %i {axis = 1 : i64} : tensor<4x10xf32>, tensor<4xi64> -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @gather_elements_larger(%x: tensor<4x10xf32>, %i: tensor<8x1xi64>) -> tensor<8x1xf32> {
+  // expected-error @+1 {{'tp.gather_elements' op indices [8, 1] exceed data [4, 10] in dim 0}}
+  %0 = tp.gather_elements %x, %i {axis = 1 : i64} : tensor<4x10xf32>, tensor<8x1xi64> -> tensor<8x1xf32>
+  return %0 : tensor<8x1xf32>
+}

@@ -99,7 +99,7 @@ func.func @norms(%x: tensor<4x16x64xf32>, %g: tensor<64xf32>, %b: tensor<64xf32>
 }
 
 // CHECK-LABEL: func.func @data_movement
-func.func @data_movement(%x: tensor<4x16x64xf32>, %t: tensor<100x64xf32>, %ids: tensor<4x16xi64>, %r: tensor<1x64xf32>) -> (tensor<4x4x16x16xf32>, tensor<8x16x64xf32>, tensor<4x16x32xf32>, tensor<4x16x64xf32>, tensor<8x64xf32>) {
+func.func @data_movement(%x: tensor<4x16x64xf32>, %t: tensor<100x64xf32>, %ids: tensor<4x16xi64>, %r: tensor<1x64xf32>, %pick: tensor<100x2xi64>) -> (tensor<4x4x16x16xf32>, tensor<8x16x64xf32>, tensor<4x16x32xf32>, tensor<4x16x64xf32>, tensor<8x64xf32>, tensor<100x2xf32>) {
   // CHECK: tp.reshape %{{.*}} : tensor<4x16x64xf32> -> tensor<4x16x4x16xf32>
   %0 = tp.reshape %x : tensor<4x16x64xf32> -> tensor<4x16x4x16xf32>
   // CHECK: tp.transpose %{{.*}} {perm = array<i64: 0, 2, 1, 3>}
@@ -110,9 +110,11 @@ func.func @data_movement(%x: tensor<4x16x64xf32>, %t: tensor<100x64xf32>, %ids: 
   %3 = tp.slice %x {starts = array<i64: 0, 0, 0>, limits = array<i64: 4, 16, 64>, steps = array<i64: 1, 1, 2>} : tensor<4x16x64xf32> -> tensor<4x16x32xf32>
   // CHECK: tp.gather %{{.*}}, %{{.*}} {axis = 0 : i64} : tensor<100x64xf32>, tensor<4x16xi64> -> tensor<4x16x64xf32>
   %4 = tp.gather %t, %ids {axis = 0 : i64} : tensor<100x64xf32>, tensor<4x16xi64> -> tensor<4x16x64xf32>
+  // CHECK: tp.gather_elements %{{.*}}, %{{.*}} {axis = 1 : i64} : tensor<100x64xf32>, tensor<100x2xi64> -> tensor<100x2xf32>
+  %g = tp.gather_elements %t, %pick {axis = 1 : i64} : tensor<100x64xf32>, tensor<100x2xi64> -> tensor<100x2xf32>
   // CHECK: tp.expand %{{.*}} : tensor<1x64xf32> -> tensor<8x64xf32>
   %5 = tp.expand %r : tensor<1x64xf32> -> tensor<8x64xf32>
-  return %1, %2, %3, %4, %5 : tensor<4x4x16x16xf32>, tensor<8x16x64xf32>, tensor<4x16x32xf32>, tensor<4x16x64xf32>, tensor<8x64xf32>
+  return %1, %2, %3, %4, %5, %g : tensor<4x4x16x16xf32>, tensor<8x16x64xf32>, tensor<4x16x32xf32>, tensor<4x16x64xf32>, tensor<8x64xf32>, tensor<100x2xf32>
 }
 
 // CHECK-LABEL: func.func @masked_gather

@@ -382,6 +382,30 @@ LogicalResult GatherOp::verify() {
   return verifyGatherShape(*this, getData(), getIndices(), getAxis());
 }
 
+LogicalResult GatherElementsOp::verify() {
+  RankedTensorType data = tensorType(getData());
+  RankedTensorType indices = tensorType(getIndices());
+  RankedTensorType result = getType();
+  int64_t rank = data.getRank(), axis = getAxis();
+  if (axis < 0 || axis >= rank)
+    return emitOpError("axis ") << axis << " is not a dim of the data "
+                                << formatShape(data.getShape());
+  if (indices.getRank() != rank)
+    return emitOpError("indices ")
+           << formatShape(indices.getShape()) << " must have the rank of data "
+           << formatShape(data.getShape());
+  for (int64_t d = 0; d < rank; ++d)
+    if (d != axis && indices.getDimSize(d) > data.getDimSize(d))
+      return emitOpError("indices ")
+             << formatShape(indices.getShape()) << " exceed data "
+             << formatShape(data.getShape()) << " in dim " << d;
+  if (result.getShape() != indices.getShape() ||
+      result.getElementType() != data.getElementType())
+    return emitOpError("result ")
+           << result << " must have the indices' shape and data's element type";
+  return success();
+}
+
 OpFoldResult GatherOp::fold(FoldAdaptor adaptor) {
   auto data = dyn_cast_if_present<DenseElementsAttr>(adaptor.getData());
   auto indices = dyn_cast_if_present<DenseElementsAttr>(adaptor.getIndices());

@@ -459,6 +459,28 @@ def TP_GatherOp : TP_Op<"gather", [Pure]> {
   let hasFolder = 1;
 }
 
+def TP_GatherElementsOp : TP_Op<"gather_elements", [Pure]> {
+  let summary = "ONNX GatherElements: one element of `data` per index";
+  let description = [{
+    `result[i...] = data[i...]` with the `axis` coordinate replaced by
+    `indices[i...]` (negative counts from the end). `indices` has the rank
+    of `data`, no dim larger than data's off the axis; the result has the
+    shape of `indices`.
+
+    ```mlir
+    %p = tp.gather_elements %x, %i {axis = 1 : i64} : tensor<4x10xf32>, tensor<4x1xi64> -> tensor<4x1xf32>
+    ```
+  }];
+  let arguments = (ins TP_Tensor:$data,
+                       StaticShapeTensorOf<[AnySignlessInteger]>:$indices,
+                       I64Attr:$axis);
+  let results = (outs TP_Tensor:$result);
+  let assemblyFormat = [{
+    $data `,` $indices attr-dict `:` type($data) `,` type($indices) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
 def TP_OneHotOp : TP_Op<"one_hot", [Pure]> {
   let summary = "one-hot encoding of integer labels over the last dim";
   let description = [{

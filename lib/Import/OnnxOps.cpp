@@ -405,17 +405,50 @@ LogicalResult layerNorm(NodeImporter &n) {
   auto axis = n.normalizeAxis(n.intAttr("axis", -1), type.getRank());
   if (failed(axis))
     return failure();
-  if (n.outputUsed(1) || n.outputUsed(2))
-    return n.error() << "the Mean and InvStdDev outputs are not supported";
   Value bias = n.input(2);
   if (!bias) {
     auto biasType = withShape(type, type.getShape().drop_front(*axis));
     bias = n.constant(DenseElementsAttr::get(
         biasType, n.b.getZeroAttr(type.getElementType())));
   }
-  return emit(n, n.create<LayerNormOp>(
-                     type, *x, *scaleIn, bias, n.b.getI64IntegerAttr(*axis),
-                     n.b.getF32FloatAttr(n.floatAttr("epsilon", 1e-5f))));
+  float epsilon = n.floatAttr("epsilon", 1e-5f);
+  if (failed(emit(n, n.create<LayerNormOp>(type, *x, *scaleIn, bias,
+                                           n.b.getI64IntegerAttr(*axis),
+                                           n.b.getF32FloatAttr(epsilon)))))
+    return failure();
+  if (n.numOutputs() < 2)
+    return success();
+  // Mean and InvStdDev (training's saved statistics), over the normalized
+  // dims kept as 1s: from tp ops, as the layer norm's own lowering does.
+  auto axes = n.b.getDenseI64ArrayAttr(
+      llvm::to_vector(llvm::seq<int64_t>(*axis, type.getRank())));
+  SmallVector<int64_t> statShape(type.getShape());
+  std::fill(statShape.begin() + *axis, statShape.end(), 1);
+  RankedTensorType statType = withShape(type, statShape);
+  auto mean = n.create<ReduceMeanOp>(statType, *x, axes, n.b.getBoolAttr(true));
+  if (failed(mean))
+    return failure();
+  auto centered = n.createInferred<SubOp>(*x, *mean);
+  if (failed(centered))
+    return failure();
+  auto squared = n.createInferred<MulOp>(*centered, *centered);
+  if (failed(squared))
+    return failure();
+  auto variance =
+      n.create<ReduceMeanOp>(statType, *squared, axes, n.b.getBoolAttr(true));
+  if (failed(variance))
+    return failure();
+  Value eps = n.constant(DenseElementsAttr::get(
+      withShape(type, {}),
+      n.b.getFloatAttr(type.getElementType(), double(epsilon))));
+  auto shifted = n.createInferred<AddOp>(*variance, eps);
+  if (failed(shifted))
+    return failure();
+  auto stdDev = n.create<SqrtOp>(statType, *shifted);
+  if (failed(stdDev))
+    return failure();
+  n.outputs.push_back(*mean);
+  return emit(n, n.create<ReciprocalOp>(statType, *stdDev));
 }
 
 using ValueFn = FailureOr<Value> (*)(NodeImporter &, Value);

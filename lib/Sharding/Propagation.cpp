@@ -270,6 +270,28 @@ Assignment Propagator::assign(const Node &node) const {
     for (int axis : c.axes)
       used[axis] = true;
   }
+  // A factor behind one that is not fully split in some dim (a reshape's
+  // [r, s] -> [r * s] with s split) is no block of that dim: it stays whole
+  // everywhere, so that every tensor agrees on it.
+  for (bool dropped = true; dropped;) {
+    dropped = false;
+    for (unsigned t = 0; t < node.tensors.size(); ++t)
+      for (const auto &factors : node.factorsOf(t)) {
+        bool majorsWhole = true;
+        for (int f : factors) {
+          if (!majorsWhole && !a.axes[f].empty()) {
+            a.axes[f].clear();
+            a.level[f] = kUnset;
+            a.source[f] = -1;
+            dropped = true;
+          }
+          int64_t split = 1;
+          for (int axis : a.axes[f])
+            split *= mesh.sizes[axis];
+          majorsWhole &= split == rule.sizes[f];
+        }
+      }
+  }
   return a;
 }
 

@@ -106,3 +106,16 @@ func.func @gather_elements(%x: tensor<8x10xf32> {tp.sharding = #tp.sharding<[{"d
   %0 = tp.gather_elements %x, %i {axis = 1 : i64} : tensor<8x10xf32>, tensor<8x4xi64> -> tensor<8x4xf32>
   return %0 : tensor<8x4xf32>
 }
+
+// -----
+
+// [2, 2] -> [4] with the minor dim split: no block of the result dim is one
+// device's, so the reshape reads it whole (partition gathers it) instead of
+// reading a split operand into a whole result.
+// CHECK-LABEL: func.func @reshape_minor_split
+// CHECK: tp.reshape {{.*}}tp.in_shardings = [#tp.sharding<[{}, {}]>], tp.out_shardings = [#tp.sharding<[{}]>]
+shard.grid @mesh(shape = 2x4) {tp.axis_names = ["dp", "tp"]}
+func.func @reshape_minor_split(%x: tensor<2x2xf32> {tp.sharding = #tp.sharding<[{}, {"dp"}]>}) -> tensor<4xf32> {
+  %0 = tp.reshape %x : tensor<2x2xf32> -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}

@@ -88,20 +88,31 @@ LogicalResult pow(NodeImporter &n) {
   auto exp = n.requiredInput(1, "Y");
   if (failed(base) || failed(exp))
     return failure();
-  // ONNX lets the exponent have another type; tp.pow wants the base's.
-  Value e = *exp;
+  // ONNX lets the exponent have another type; tp.pow wants the base's, a
+  // float one. An integer base is raised in f64 and truncated back, as
+  // numpy's power and astype do.
   Type baseElem = n.typeOf(*base).getElementType();
-  if (n.typeOf(e).getElementType() != baseElem) {
-    auto cast = n.create<CastOp>(
-        RankedTensorType::get(n.typeOf(e).getShape(), baseElem), e);
-    if (failed(cast))
-      return failure();
-    e = *cast;
-  }
-  auto legacy = legacyBroadcast(n, *base, e);
+  bool integer = !isa<FloatType>(baseElem);
+  Type powElem = integer ? Type(n.b.getF64Type()) : baseElem;
+  auto asPowType = [&](Value v) -> FailureOr<Value> {
+    if (n.typeOf(v).getElementType() == powElem)
+      return v;
+    return n.create<CastOp>(
+        RankedTensorType::get(n.typeOf(v).getShape(), powElem), v);
+  };
+  auto b = asPowType(*base);
+  auto e = asPowType(*exp);
+  if (failed(b) || failed(e))
+    return failure();
+  auto legacy = legacyBroadcast(n, *b, *e);
   if (failed(legacy))
     return failure();
-  return emit(n, n.createInferred<PowOp>(*base, *legacy));
+  auto y = n.createInferred<PowOp>(*b, *legacy);
+  if (failed(y) || !integer)
+    return emit(n, y);
+  return emit(n, n.create<CastOp>(
+                     RankedTensorType::get(n.typeOf(*y).getShape(), baseElem),
+                     *y));
 }
 
 template <typename OpTy> LogicalResult unary(NodeImporter &n) {
@@ -830,6 +841,89 @@ LogicalResult gatherElements(NodeImporter &n) {
                      *indices, int64_t(*axis)));
 }
 
+/// Tile: each dim d of size s repeated r times is a [1, s] -> [r, s]
+/// broadcast between two reshapes (the copies follow one another).
+LogicalResult tile(NodeImporter &n) {
+  auto x = n.requiredInput(0, "input");
+  if (failed(x))
+    return failure();
+  auto repeats = n.constantInts(n.input(1), "repeats");
+  if (failed(repeats))
+    return failure();
+  RankedTensorType type = n.typeOf(*x);
+  if (int64_t(repeats->size()) != type.getRank())
+    return n.error() << "repeats [" << *repeats << "] must have one entry per "
+                     << "dim of the input " << formatShape(type.getShape());
+  SmallVector<int64_t> split, broadcast, tiled;
+  for (auto [r, s] : llvm::zip(*repeats, type.getShape())) {
+    if (r < 1)
+      return n.error() << "repeats [" << *repeats << "] must be positive";
+    // (Not append({a, b}): that is append(count, value).)
+    split.push_back(1);
+    split.push_back(s);
+    broadcast.push_back(r);
+    broadcast.push_back(s);
+    tiled.push_back(r * s);
+  }
+  if (tiled == ArrayRef<int64_t>(type.getShape())) {
+    n.outputs.push_back(*x);
+    return success();
+  }
+  auto pairs = reshape(n, *x, split);
+  if (failed(pairs))
+    return failure();
+  auto copies = n.create<ExpandOp>(withShape(type, broadcast), *pairs);
+  if (failed(copies))
+    return failure();
+  return emit(n, reshape(n, *copies, tiled));
+}
+
+/// DepthToSpace / SpaceToDepth on [N, C, H, W]: a reshape that exposes the
+/// blocks, a transpose that moves them, a reshape that merges them.
+template <bool ToSpace> LogicalResult blocksMove(NodeImporter &n) {
+  auto x = n.requiredInput(0, "input");
+  if (failed(x))
+    return failure();
+  RankedTensorType type = n.typeOf(*x);
+  int64_t b = n.intAttr("blocksize", 0);
+  if (type.getRank() != 4 || b < 1)
+    return n.error() << "needs a [N, C, H, W] input and a positive "
+                        "blocksize, got "
+                     << formatShape(type.getShape()) << " and " << b;
+  ArrayRef<int64_t> s = type.getShape();
+  int64_t N = s[0], C = s[1], H = s[2], W = s[3];
+  SmallVector<int64_t> exposed, perm, merged;
+  if (ToSpace) {
+    if (C % (b * b))
+      return n.error() << "channels " << C << " are not a multiple of "
+                       << b * b;
+    bool crd = n.stringAttr("mode", "DCR") == "CRD";
+    exposed = crd ? SmallVector<int64_t>{N, C / (b * b), b, b, H, W}
+                  : SmallVector<int64_t>{N, b, b, C / (b * b), H, W};
+    perm = crd ? SmallVector<int64_t>{0, 1, 4, 2, 5, 3}
+               : SmallVector<int64_t>{0, 3, 4, 1, 5, 2};
+    merged = {N, C / (b * b), H * b, W * b};
+  } else {
+    if (H % b || W % b)
+      return n.error() << "height " << H << " and width " << W
+                       << " are not multiples of " << b;
+    exposed = {N, C, H / b, b, W / b, b};
+    perm = {0, 3, 5, 1, 2, 4};
+    merged = {N, C * b * b, H / b, W / b};
+  }
+  auto blocks = reshape(n, *x, exposed);
+  if (failed(blocks))
+    return failure();
+  SmallVector<int64_t> moved;
+  for (int64_t p : perm)
+    moved.push_back(exposed[p]);
+  auto t = n.create<TransposeOp>(withShape(type, moved), *blocks,
+                                 n.b.getDenseI64ArrayAttr(perm));
+  if (failed(t))
+    return failure();
+  return emit(n, reshape(n, *t, merged));
+}
+
 LogicalResult expand(NodeImporter &n) {
   auto x = n.requiredInput(0, "input");
   if (failed(x))
@@ -1416,6 +1510,7 @@ const OpEntry kOps[] = {
     {"ConstantOfShape", 9, constantOfShape},
     {"Conv", 1, conv},
     {"Cos", 7, unary<CosOp>},
+    {"DepthToSpace", 1, blocksMove<true>},
     {"Div", 1, binary<DivOp>},
     {"Dropout", 1, dropout},
     {"Elu", 6, activation<elu>},
@@ -1478,6 +1573,7 @@ const OpEntry kOps[] = {
     {"SoftmaxCrossEntropyLoss", 12, importSoftmaxCrossEntropyLoss},
     {"Softplus", 1, activation<softplus>},
     {"Softsign", 1, activation<softsign>},
+    {"SpaceToDepth", 1, blocksMove<false>},
     {"Split", 2, split},
     {"Sqrt", 1, unary<SqrtOp>},
     {"Squeeze", 1, squeeze},
@@ -1485,6 +1581,7 @@ const OpEntry kOps[] = {
     {"Sum", 6, sumOrMean<false>},
     {"Tanh", 1, unary<TanhOp>},
     {"ThresholdedRelu", 10, activation<thresholdedRelu>},
+    {"Tile", 6, tile},
     {"Transpose", 1, transposeOp},
     {"Trilu", 14, trilu},
     {"Unsqueeze", 1, unsqueeze},

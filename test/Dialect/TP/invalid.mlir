@@ -213,3 +213,12 @@ func.func @gather_elements_larger(%x: tensor<4x10xf32>, %i: tensor<8x1xi64>) -> 
   %0 = tp.gather_elements %x, %i {axis = 1 : i64} : tensor<4x10xf32>, tensor<8x1xi64> -> tensor<8x1xf32>
   return %0 : tensor<8x1xf32>
 }
+
+// -----
+
+// tp.pow is for floats (the importer raises an integer base in f64).
+func.func @pow_integers(%x: tensor<4xi32>) -> tensor<4xi32> {
+  // expected-error @+1 {{'tp.pow' op operand #0 must be}}
+  %0 = tp.pow %x, %x : tensor<4xi32>, tensor<4xi32> -> tensor<4xi32>
+  return %0 : tensor<4xi32>
+}

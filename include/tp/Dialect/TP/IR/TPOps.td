@@ -79,7 +79,11 @@ def TP_AddOp : TP_BroadcastBinaryOp<"add", "Add", [Commutative]>;
 def TP_SubOp : TP_BroadcastBinaryOp<"sub", "Sub">;
 def TP_MulOp : TP_BroadcastBinaryOp<"mul", "Mul", [Commutative]>;
 def TP_DivOp : TP_BroadcastBinaryOp<"div", "Div">;
-def TP_PowOp : TP_BroadcastBinaryOp<"pow", "Pow">;
+def TP_PowOp : TP_BroadcastBinaryOp<"pow", "Pow"> {
+  // Floats only (math.powf); the importer raises integers in f64.
+  let arguments = (ins TP_FloatTensor:$lhs, TP_FloatTensor:$rhs);
+  let results = (outs TP_FloatTensor:$result);
+}
 // C's remainder, the sign of the dividend: ONNX Mod with fmod = 1 (floats
 // and integers); the importer builds fmod = 0 (the divisor's sign) from it.
 def TP_RemOp : TP_BroadcastBinaryOp<"rem", "Mod (fmod = 1)">;

@@ -407,6 +407,64 @@ template <typename OpTy> LogicalResult softmax(NodeImporter &n) {
   return emit(n, reshape(n, *y, type.getShape()));
 }
 
+/// Hardmax: 1 at the first maximum along the axis, 0 elsewhere: the
+/// argmax one-hot encoded (tp.one_hot puts the classes last; a transpose
+/// puts them back). Before opset 13 the input is flattened to 2-D at the
+/// axis, as Softmax's.
+LogicalResult hardmax(NodeImporter &n) {
+  auto x = n.requiredInput(0, "input");
+  if (failed(x))
+    return failure();
+  RankedTensorType type = n.typeOf(*x);
+  auto axis = n.normalizeAxis(n.intAttr("axis", n.opset < 13 ? 1 : -1),
+                              type.getRank());
+  if (failed(axis))
+    return failure();
+  Value in = *x;
+  int64_t a = *axis;
+  if (n.opset < 13) {
+    int64_t outer = 1, inner = 1;
+    for (int64_t d = 0; d < type.getRank(); ++d)
+      (d < a ? outer : inner) *= type.getDimSize(d);
+    auto flat = reshape(n, in, {outer, inner});
+    if (failed(flat))
+      return failure();
+    in = *flat;
+    a = 1;
+  }
+  RankedTensorType inType = n.typeOf(in);
+  int64_t rank = inType.getRank();
+  auto argmax = n.create<ArgReduceOp>(
+      RankedTensorType::get(reducedShape(inType.getShape(), {a}, false),
+                            n.b.getI64Type()),
+      in, n.b.getStringAttr("max"), n.b.getI64IntegerAttr(a),
+      n.b.getBoolAttr(false), n.b.getBoolAttr(false));
+  if (failed(argmax))
+    return failure();
+  SmallVector<int64_t> classesLast(n.typeOf(*argmax).getShape());
+  classesLast.push_back(inType.getDimSize(a));
+  Value zero = n.constant(DenseElementsAttr::get(
+      RankedTensorType::get({}, n.b.getI64Type()), n.b.getI64IntegerAttr(0)));
+  auto y = n.create<OneHotOp>(withShape(inType, classesLast), *argmax, zero);
+  if (failed(y))
+    return failure();
+  Value result = *y;
+  if (a != rank - 1) {
+    SmallVector<int64_t> perm;
+    for (int64_t d = 0; d < rank; ++d)
+      perm.push_back(d < a ? d : d == a ? rank - 1 : d - 1);
+    auto back = n.create<TransposeOp>(inType, result,
+                                      n.b.getDenseI64ArrayAttr(perm));
+    if (failed(back))
+      return failure();
+    result = *back;
+  }
+  if (n.opset < 13)
+    return emit(n, reshape(n, result, type.getShape()));
+  n.outputs.push_back(result);
+  return success();
+}
+
 LogicalResult layerNorm(NodeImporter &n) {
   auto x = n.requiredInput(0, "X");
   auto scaleIn = n.requiredInput(1, "Scale");
@@ -1528,6 +1586,7 @@ const OpEntry kOps[] = {
     {"Greater", 7, boolean<GreaterOp>},
     {"GreaterOrEqual", 12, boolean<GreaterEqualOp>},
     {"HardSigmoid", 6, activation<hardSigmoid>},
+    {"Hardmax", 1, hardmax},
     {"HardSwish", 14, activation<hardSwish>},
     {"Identity", 1, identity},
     {"LayerNormalization", 17, layerNorm},

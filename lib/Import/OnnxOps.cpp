@@ -1617,6 +1617,7 @@ const OpEntry kOps[] = {
     {"ReduceMax", 1, reduce<ReduceMaxOp, 18>},
     {"ReduceMean", 1, reduce<ReduceMeanOp, 18>},
     {"ReduceMin", 1, reduce<ReduceMaxOp, 18, applyUnary<NegOp>, applyUnary<NegOp>>},
+    {"ReduceProd", 1, reduce<ReduceProdOp, 18>},
     {"ReduceSum", 1, reduce<ReduceSumOp, 13>},
     {"ReduceSumSquare", 1, reduce<ReduceSumOp, 18, squareOf>},
     {"Relu", 1, unary<ReluOp>},

@@ -322,7 +322,8 @@ std::optional<ShardingRule> tp::getShardingRule(Operation *op) {
         return reduceRule(op, {op.getAxis()}, op.getKeepdims(),
                           FactorKind::Replicated);
       })
-      .Case([](ReduceMaxOp op) {
+      // No partial products: the reduced dims stay whole.
+      .Case<ReduceMaxOp, ReduceProdOp>([](auto op) {
         return reduceRule(op, op.getAxes(), op.getKeepdims(),
                           FactorKind::Replicated);
       })

@@ -119,3 +119,15 @@ func.func @reshape_minor_split(%x: tensor<2x2xf32> {tp.sharding = #tp.sharding<[
   %0 = tp.reshape %x : tensor<2x2xf32> -> tensor<4xf32>
   return %0 : tensor<4xf32>
 }
+
+// -----
+
+// ReduceProd has no partial form: a split reduced dim is read whole (the
+// kept dim may stay split).
+// CHECK-LABEL: func.func @reduce_prod_split
+// CHECK: tp.reduce_prod {{.*}}tp.in_shardings = [#tp.sharding<[{"dp"}, {}]>], tp.out_shardings = [#tp.sharding<[{"dp"}]>]
+shard.grid @mesh(shape = 2x4) {tp.axis_names = ["dp", "tp"]}
+func.func @reduce_prod_split(%x: tensor<8x16xf32> {tp.sharding = #tp.sharding<[{"dp"}, {"tp"}]>}) -> tensor<8xf32> {
+  %0 = tp.reduce_prod %x {axes = array<i64: 1>, keepdims = false} : tensor<8x16xf32> -> tensor<8xf32>
+  return %0 : tensor<8xf32>
+}

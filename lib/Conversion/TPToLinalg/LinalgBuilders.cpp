@@ -82,6 +82,9 @@ Value tp::buildReduction(OpBuilder &b, Location loc, Value input,
   bool isFloat = isa<FloatType>(elemType);
   if (kind == ReductionKind::Sum)
     initAttr = b.getZeroAttr(elemType);
+  else if (kind == ReductionKind::Prod)
+    initAttr = isFloat ? TypedAttr(b.getFloatAttr(elemType, 1.0))
+                       : TypedAttr(b.getIntegerAttr(elemType, 1));
   else if (isFloat)
     initAttr = b.getFloatAttr(
         elemType, APFloat::getInf(cast<FloatType>(elemType).getFloatSemantics(),
@@ -106,6 +109,9 @@ Value tp::buildReduction(OpBuilder &b, Location loc, Value input,
         if (kind == ReductionKind::Sum)
           v = isFloat ? Value(arith::AddFOp::create(nb, nloc, args[0], args[1]))
                       : Value(arith::AddIOp::create(nb, nloc, args[0], args[1]));
+        else if (kind == ReductionKind::Prod)
+          v = isFloat ? Value(arith::MulFOp::create(nb, nloc, args[0], args[1]))
+                      : Value(arith::MulIOp::create(nb, nloc, args[0], args[1]));
         else
           v = isFloat
                   ? Value(arith::MaximumFOp::create(nb, nloc, args[0], args[1]))

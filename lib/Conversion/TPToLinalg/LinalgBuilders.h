@@ -33,7 +33,7 @@ Value buildElementwise(OpBuilder &b, Location loc, RankedTensorType resultType,
 /// (a reduced value read back inside the un-reduced loop nest).
 AffineMap dropDimsMap(int64_t rank, ArrayRef<int64_t> dims, MLIRContext *ctx);
 
-enum class ReductionKind { Sum, Max };
+enum class ReductionKind { Sum, Max, Prod };
 
 /// Reduces `input` over `axes` (sorted) with a linalg.generic; the result
 /// drops the reduced dims.

@@ -116,7 +116,8 @@ struct LayerNormLowering : OpRewritePattern<LayerNormOp> {
   }
 };
 
-/// ReduceSum / ReduceMean / ReduceMax; keepdims is a reshape afterwards.
+/// ReduceSum / ReduceMean / ReduceMax / ReduceProd; keepdims is a reshape
+/// afterwards.
 template <typename TPOp, ReductionKind Kind, bool IsMean>
 struct ReduceLowering : OpRewritePattern<TPOp> {
   using OpRewritePattern<TPOp>::OpRewritePattern;
@@ -229,5 +230,6 @@ void tp::populateNormalizationLoweringPatterns(RewritePatternSet &patterns) {
                ReduceLowering<ReduceSumOp, ReductionKind::Sum, false>,
                ReduceLowering<ReduceMeanOp, ReductionKind::Sum, true>,
                ReduceLowering<ReduceMaxOp, ReductionKind::Max, false>,
+               ReduceLowering<ReduceProdOp, ReductionKind::Prod, false>,
                ArgReduceLowering>(patterns.getContext());
 }

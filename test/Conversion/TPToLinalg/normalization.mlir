@@ -90,6 +90,23 @@ func.func @reductions(%x: tensor<4x16x64xf32>, %i: tensor<6xi64>) -> (tensor<4x1
 
 // -----
 
+// ReduceProd multiplies from 1, floats and integers.
+// CHECK-LABEL: func.func @reduce_prod
+// CHECK: %[[ONE:.*]] = arith.constant 1.000000e+00 : f32
+// CHECK: linalg.fill ins(%[[ONE]] : f32)
+// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]
+// CHECK: arith.mulf
+// CHECK: %[[IONE:.*]] = arith.constant 1 : i32
+// CHECK: linalg.fill ins(%[[IONE]] : i32)
+// CHECK: arith.muli
+func.func @reduce_prod(%x: tensor<4x16xf32>, %i: tensor<6xi32>) -> (tensor<4xf32>, tensor<i32>) {
+  %0 = tp.reduce_prod %x {axes = array<i64: 1>, keepdims = false} : tensor<4x16xf32> -> tensor<4xf32>
+  %1 = tp.reduce_prod %i {axes = array<i64: 0>, keepdims = false} : tensor<6xi32> -> tensor<i32>
+  return %0, %1 : tensor<4xf32>, tensor<i32>
+}
+
+// -----
+
 // ArgMax: one reduction carrying the running maximum (from -inf) and its
 // index; only a strictly greater element replaces them (the first index wins).
 // CHECK-LABEL: func.func @arg_max

@@ -179,6 +179,9 @@ LogicalResult ReduceMeanOp::verify() {
 LogicalResult ReduceMaxOp::verify() {
   return verifyReduce(*this, getAxes(), getKeepdims());
 }
+LogicalResult ReduceProdOp::verify() {
+  return verifyReduce(*this, getAxes(), getKeepdims());
+}
 
 //===----------------------------------------------------------------------===//
 // Data movement

@@ -355,6 +355,7 @@ class TP_ReduceOp<string mnemonic, string onnxName>
 def TP_ReduceSumOp : TP_ReduceOp<"reduce_sum", "ReduceSum">;
 def TP_ReduceMeanOp : TP_ReduceOp<"reduce_mean", "ReduceMean">;
 def TP_ReduceMaxOp : TP_ReduceOp<"reduce_max", "ReduceMax">;
+def TP_ReduceProdOp : TP_ReduceOp<"reduce_prod", "ReduceProd">;
 
 //===----------------------------------------------------------------------===//
 // Data movement

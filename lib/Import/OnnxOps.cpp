@@ -869,7 +869,9 @@ LogicalResult slice(NodeImporter &n) {
   return success();
 }
 
-LogicalResult gather(NodeImporter &n) {
+/// Gather (slices of data along the axis) and GatherElements (one element
+/// per index, the result shaped like the indices).
+template <typename OpTy> LogicalResult gather(NodeImporter &n) {
   auto data = n.requiredInput(0, "data");
   auto indices = n.requiredInput(1, "indices");
   if (failed(data) || failed(indices))
@@ -878,25 +880,14 @@ LogicalResult gather(NodeImporter &n) {
   auto axis = n.normalizeAxis(n.intAttr("axis", 0), type.getRank());
   if (failed(axis))
     return failure();
-  SmallVector<int64_t> shape(type.getShape().take_front(*axis));
-  llvm::append_range(shape, n.typeOf(*indices).getShape());
-  llvm::append_range(shape, type.getShape().drop_front(*axis + 1));
-  return emit(n, n.create<GatherOp>(withShape(type, shape), *data, *indices,
-                                    int64_t(*axis)));
-}
-
-LogicalResult gatherElements(NodeImporter &n) {
-  auto data = n.requiredInput(0, "data");
-  auto indices = n.requiredInput(1, "indices");
-  if (failed(data) || failed(indices))
-    return failure();
-  RankedTensorType type = n.typeOf(*data);
-  auto axis = n.normalizeAxis(n.intAttr("axis", 0), type.getRank());
-  if (failed(axis))
-    return failure();
-  return emit(n, n.create<GatherElementsOp>(
-                     withShape(type, n.typeOf(*indices).getShape()), *data,
-                     *indices, int64_t(*axis)));
+  SmallVector<int64_t> shape(n.typeOf(*indices).getShape());
+  if constexpr (std::is_same_v<OpTy, GatherOp>) {
+    shape.insert(shape.begin(), type.getShape().begin(),
+                 type.getShape().begin() + *axis);
+    llvm::append_range(shape, type.getShape().drop_front(*axis + 1));
+  }
+  return emit(n, n.create<OpTy>(withShape(type, shape), *data, *indices,
+                                int64_t(*axis)));
 }
 
 /// Tile: each dim d of size s repeated r times is a [1, s] -> [r, s]
@@ -1578,8 +1569,8 @@ const OpEntry kOps[] = {
     {"Expand", 8, expand},
     {"Flatten", 1, flatten},
     {"Floor", 1, unary<FloorOp>},
-    {"Gather", 1, gather},
-    {"GatherElements", 11, gatherElements},
+    {"Gather", 1, gather<GatherOp>},
+    {"GatherElements", 11, gather<GatherElementsOp>},
     {"Gemm", 1, gemm},
     {"GlobalAveragePool", 1, globalPool<ReduceMeanOp>},
     {"GlobalMaxPool", 1, globalPool<ReduceMaxOp>},

@@ -110,6 +110,8 @@ private:
 
 using NodeHandler = LogicalResult (*)(NodeImporter &);
 
+/// Einsum (OnnxEinsum.cpp).
+LogicalResult importEinsum(NodeImporter &n);
 /// The loss ops (OnnxLossOps.cpp).
 LogicalResult importNegativeLogLikelihoodLoss(NodeImporter &n);
 LogicalResult importSoftmaxCrossEntropyLoss(NodeImporter &n);

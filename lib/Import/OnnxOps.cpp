@@ -1562,6 +1562,7 @@ const OpEntry kOps[] = {
     {"DepthToSpace", 1, blocksMove<true>},
     {"Div", 1, binary<DivOp>},
     {"Dropout", 1, dropout},
+    {"Einsum", 12, importEinsum},
     {"Elu", 6, activation<elu>},
     {"Equal", 7, boolean<EqualOp>},
     {"Erf", 9, unary<ErfOp>},

@@ -760,6 +760,99 @@ FailureOr<Value> sliceAlong(NodeImporter &n, Value x, int64_t axis,
                            n.b.getDenseI64ArrayAttr(steps));
 }
 
+/// OneHot with a constant depth: indices (negative ones counted from the
+/// end) one-hot encoded by tp.one_hot (classes last, moved to `axis`), then
+/// off + (on - off) * mask with values = [off, on].
+LogicalResult oneHot(NodeImporter &n) {
+  auto indices = n.requiredInput(0, "indices");
+  auto values = n.requiredInput(2, "values");
+  if (failed(indices) || failed(values))
+    return failure();
+  auto depths = n.constantInts(n.input(1), "depth");
+  if (failed(depths))
+    return failure();
+  if (depths->size() != 1 || (*depths)[0] < 1)
+    return n.error() << "depth must be one positive integer";
+  int64_t depth = (*depths)[0];
+  RankedTensorType valuesType = n.typeOf(*values);
+  if (valuesType.getNumElements() != 2)
+    return n.error() << "values " << formatShape(valuesType.getShape())
+                     << " must be [off, on]";
+  Type element = valuesType.getElementType();
+  Type i64 = n.b.getI64Type();
+  RankedTensorType idxType = n.typeOf(*indices);
+  auto ofType = [&](Type t, ArrayRef<int64_t> shape) {
+    return RankedTensorType::get(shape, t);
+  };
+  Value idx = *indices;
+  if (idxType.getElementType() != i64) {
+    auto cast = n.create<CastOp>(ofType(i64, idxType.getShape()), idx);
+    if (failed(cast))
+      return failure();
+    idx = *cast;
+  }
+  auto scalar = [&](Type t, Attribute v) {
+    return n.constant(DenseElementsAttr::get(ofType(t, {}), v));
+  };
+  Value zero = scalar(i64, n.b.getI64IntegerAttr(0));
+  auto negative = n.create<LessOp>(ofType(n.b.getI1Type(), idxType.getShape()),
+                                   idx, zero);
+  auto wrapped = n.createInferred<AddOp>(
+      idx, scalar(i64, n.b.getI64IntegerAttr(depth)));
+  if (failed(negative) || failed(wrapped))
+    return failure();
+  auto positive = n.create<WhereOp>(n.typeOf(idx), *negative, *wrapped, idx);
+  if (failed(positive))
+    return failure();
+  SmallVector<int64_t> classesLast(idxType.getShape());
+  classesLast.push_back(depth);
+  Type maskElement = isa<FloatType>(element) ? element : n.b.getF32Type();
+  auto mask = n.create<OneHotOp>(ofType(maskElement, classesLast), *positive,
+                                 zero);
+  if (failed(mask))
+    return failure();
+  Value m = *mask;
+  if (maskElement != element) {
+    auto cast = n.create<CastOp>(ofType(element, classesLast), m);
+    if (failed(cast))
+      return failure();
+    m = *cast;
+  }
+  auto flat = reshape(n, *values, {2});
+  if (failed(flat))
+    return failure();
+  auto offSlice = sliceAlong(n, *flat, 0, 0, 1, 1);
+  auto onSlice = sliceAlong(n, *flat, 0, 1, 2, 1);
+  if (failed(offSlice) || failed(onSlice))
+    return failure();
+  auto off = reshape(n, *offSlice, {});
+  auto on = reshape(n, *onSlice, {});
+  if (failed(off) || failed(on))
+    return failure();
+  auto span = n.createInferred<SubOp>(*on, *off);
+  if (failed(span))
+    return failure();
+  auto scaled = n.createInferred<MulOp>(m, *span);
+  if (failed(scaled))
+    return failure();
+  auto y = n.createInferred<AddOp>(*scaled, *off);
+  if (failed(y))
+    return failure();
+  int64_t rank = int64_t(classesLast.size());
+  auto axis = n.normalizeAxis(n.intAttr("axis", -1), rank);
+  if (failed(axis))
+    return failure();
+  if (*axis == rank - 1)
+    return emit(n, y);
+  SmallVector<int64_t> perm, shape;
+  for (int64_t d = 0; d < rank; ++d) {
+    perm.push_back(d < *axis ? d : d == *axis ? rank - 1 : d - 1);
+    shape.push_back(classesLast[perm.back()]);
+  }
+  return emit(n, n.create<TransposeOp>(ofType(element, shape), *y,
+                                       n.b.getDenseI64ArrayAttr(perm)));
+}
+
 LogicalResult split(NodeImporter &n) {
   auto x = n.requiredInput(0, "input");
   if (failed(x))
@@ -1597,6 +1690,7 @@ const OpEntry kOps[] = {
     {"Neg", 1, unary<NegOp>},
     {"NegativeLogLikelihoodLoss", 12, importNegativeLogLikelihoodLoss},
     {"Not", 1, unary<NotOp>},
+    {"OneHot", 9, oneHot},
     {"Or", 7, boolean<OrOp>},
     {"PRelu", 7, prelu},
     {"Pad", 2, pad},

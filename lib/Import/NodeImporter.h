@@ -110,6 +110,28 @@ private:
 
 using NodeHandler = LogicalResult (*)(NodeImporter &);
 
+// Compositions the op files share (OnnxOps.cpp).
+
+/// `v` reshaped to `shape` (folds away when it has it already).
+FailureOr<Value> reshape(NodeImporter &n, Value v, ArrayRef<int64_t> shape);
+/// `v` as [outer, inner] split at `axis` (Flatten; Softmax before opset 13).
+FailureOr<Value> flattenAt(NodeImporter &n, Value v, int64_t axis);
+/// `v` with dim `from` moved to `to`, the other dims in their order.
+FailureOr<Value> moveDim(NodeImporter &n, Value v, int64_t from, int64_t to);
+/// tp.one_hot of `indices` over `classes` (a last dim), of type `element`.
+FailureOr<Value> oneHotLast(NodeImporter &n, Value indices, int64_t classes,
+                            Type element);
+/// The tp reduction `OpTy` of `v` over `axes` (sorted).
+template <typename OpTy>
+FailureOr<Value> reduceOver(NodeImporter &n, Value v, ArrayRef<int64_t> axes,
+                            bool keepdims) {
+  RankedTensorType type = n.typeOf(v);
+  return n.create<OpTy>(
+      RankedTensorType::get(reducedShape(type.getShape(), axes, keepdims),
+                            type.getElementType()),
+      v, n.b.getDenseI64ArrayAttr(axes), n.b.getBoolAttr(keepdims));
+}
+
 /// Einsum (OnnxEinsum.cpp).
 LogicalResult importEinsum(NodeImporter &n);
 /// The loss ops (OnnxLossOps.cpp).

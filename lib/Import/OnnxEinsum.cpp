@@ -23,8 +23,6 @@ struct Labeled {
   std::string labels;
 };
 
-RankedTensorType typeOf(Value v) { return cast<RankedTensorType>(v.getType()); }
-
 /// Sums away the dims whose label is not in `keep`.
 FailureOr<Labeled> sumAllBut(NodeImporter &n, Labeled in, StringRef keep) {
   SmallVector<int64_t> axes;
@@ -33,11 +31,7 @@ FailureOr<Labeled> sumAllBut(NodeImporter &n, Labeled in, StringRef keep) {
     (keep.contains(l) ? kept.push_back(l) : axes.push_back(int64_t(d)));
   if (axes.empty())
     return in;
-  RankedTensorType type = typeOf(in.value);
-  auto sum = n.create<ReduceSumOp>(
-      RankedTensorType::get(reducedShape(type.getShape(), axes, false),
-                            type.getElementType()),
-      in.value, n.b.getDenseI64ArrayAttr(axes), n.b.getBoolAttr(false));
+  auto sum = reduceOver<ReduceSumOp>(n, in.value, axes, false);
   if (failed(sum))
     return failure();
   return Labeled{*sum, kept};
@@ -47,7 +41,7 @@ FailureOr<Labeled> sumAllBut(NodeImporter &n, Labeled in, StringRef keep) {
 FailureOr<Value> permute(NodeImporter &n, const Labeled &in, StringRef order) {
   if (in.labels == order)
     return in.value;
-  RankedTensorType type = typeOf(in.value);
+  RankedTensorType type = n.typeOf(in.value);
   SmallVector<int64_t> perm, shape;
   for (char l : order) {
     int64_t d = in.labels.find(l);
@@ -57,13 +51,6 @@ FailureOr<Value> permute(NodeImporter &n, const Labeled &in, StringRef order) {
   return n.create<TransposeOp>(
       RankedTensorType::get(shape, type.getElementType()), in.value,
       n.b.getDenseI64ArrayAttr(perm));
-}
-
-FailureOr<Value> reshapeTo(NodeImporter &n, Value v, ArrayRef<int64_t> shape) {
-  if (typeOf(v).getShape() == shape)
-    return v;
-  return n.create<ReshapeOp>(
-      RankedTensorType::get(shape, typeOf(v).getElementType()), v);
 }
 
 int64_t product(ArrayRef<int64_t> sizes) {
@@ -94,7 +81,7 @@ LogicalResult mlir::tp::importEinsum(NodeImporter &n) {
   llvm::StringMap<int64_t> sizes;
   for (auto [i, term] : llvm::enumerate(terms)) {
     Value v = n.inputs[i];
-    RankedTensorType type = typeOf(v);
+    RankedTensorType type = n.typeOf(v);
     if (int64_t(term.size()) != type.getRank())
       return n.error() << "equation term '" << term << "' has " << term.size()
                        << " labels for input " << i << " of shape "
@@ -170,15 +157,15 @@ LogicalResult mlir::tp::importEinsum(NodeImporter &n) {
   auto rhsT = permute(n, operands[1], batch + contracted + freeB);
   if (failed(lhsT) || failed(rhsT))
     return failure();
-  auto lhs3 = reshapeTo(n, *lhsT, {B, M, K});
-  auto rhs3 = reshapeTo(n, *rhsT, {B, K, N});
+  auto lhs3 = reshape(n, *lhsT, {B, M, K});
+  auto rhs3 = reshape(n, *rhsT, {B, K, N});
   if (failed(lhs3) || failed(rhs3))
     return failure();
   auto product3 = n.createInferred<MatMulOp>(*lhs3, *rhs3);
   if (failed(product3))
     return failure();
   std::string labels = batch + freeA + freeB;
-  auto y = reshapeTo(n, *product3, sizesOf(labels));
+  auto y = reshape(n, *product3, sizesOf(labels));
   if (failed(y))
     return failure();
   auto ordered = permute(n, {*y, labels}, out);

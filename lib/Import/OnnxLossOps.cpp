@@ -19,16 +19,11 @@ RankedTensorType shaped(ArrayRef<int64_t> shape, Type element) {
   return RankedTensorType::get(shape, element);
 }
 
-/// Reduces `v` over `axes` (all of them when empty) without kept dims.
-template <typename OpTy>
-FailureOr<Value> reduceOut(NodeImporter &n, Value v,
-                           SmallVector<int64_t> axes = {}) {
-  RankedTensorType type = n.typeOf(v);
-  if (axes.empty())
-    axes = llvm::to_vector(llvm::seq<int64_t>(0, type.getRank()));
-  return n.create<OpTy>(
-      shaped(reducedShape(type.getShape(), axes, false), type.getElementType()),
-      v, n.b.getDenseI64ArrayAttr(axes), n.b.getBoolAttr(false));
+/// `OpTy` of `v` over all its dims: a scalar.
+template <typename OpTy> FailureOr<Value> reduceAll(NodeImporter &n, Value v) {
+  return reduceOver<OpTy>(
+      n, v, llvm::to_vector(llvm::seq<int64_t>(0, n.typeOf(v).getRank())),
+      false);
 }
 
 /// The loss of log-probabilities `logProb` [N, C, d...] at `target`
@@ -59,28 +54,14 @@ FailureOr<Value> nllLoss(NodeImporter &n, Value logProb, Value target,
                      << classes << "], one per class";
 
   // The class dim last, where tp.one_hot puts it.
-  Value x = logProb;
-  SmallVector<int64_t> lastShape = expected;
-  lastShape.push_back(classes);
-  if (rank > 2) {
-    SmallVector<int64_t> perm{0};
-    llvm::append_range(perm, llvm::seq<int64_t>(2, rank));
-    perm.push_back(1);
-    auto moved = n.create<TransposeOp>(shaped(lastShape, element), x,
-                                       n.b.getDenseI64ArrayAttr(perm));
-    if (failed(moved))
-      return failure();
-    x = *moved;
-  }
-  Value zero = n.constant(DenseElementsAttr::get(
-      shaped({}, n.b.getI64Type()), n.b.getI64IntegerAttr(0)));
-  auto mask = n.create<OneHotOp>(shaped(lastShape, element), target, zero);
-  if (failed(mask))
+  auto x = moveDim(n, logProb, 1, rank - 1);
+  auto mask = oneHotLast(n, target, classes, element);
+  if (failed(x) || failed(mask))
     return failure();
-  auto masked = n.createInferred<MulOp>(x, *mask);
+  auto masked = n.createInferred<MulOp>(*x, *mask);
   if (failed(masked))
     return failure();
-  auto picked = reduceOut<ReduceSumOp>(n, *masked, {rank - 1});
+  auto picked = reduceOver<ReduceSumOp>(n, *masked, {rank - 1}, false);
   if (failed(picked))
     return failure();
   auto loss = n.create<NegOp>(n.typeOf(*picked), *picked);
@@ -93,7 +74,7 @@ FailureOr<Value> nllLoss(NodeImporter &n, Value logProb, Value target,
     auto perClass = n.createInferred<MulOp>(*mask, weight);
     if (failed(perClass))
       return failure();
-    auto w = reduceOut<ReduceSumOp>(n, *perClass, {rank - 1});
+    auto w = reduceOver<ReduceSumOp>(n, *perClass, {rank - 1}, false);
     if (failed(w))
       return failure();
     weights = *w;
@@ -132,14 +113,14 @@ FailureOr<Value> nllLoss(NodeImporter &n, Value logProb, Value target,
   if (reduction == "none")
     return loss;
   if (reduction == "sum")
-    return reduceOut<ReduceSumOp>(n, *loss);
+    return reduceAll<ReduceSumOp>(n, *loss);
   if (reduction != "mean")
     return n.error() << "reduction '" << reduction
                      << "' is not none, sum or mean";
   if (!weights)
-    return reduceOut<ReduceMeanOp>(n, *loss);
-  auto total = reduceOut<ReduceSumOp>(n, *loss);
-  auto weightTotal = reduceOut<ReduceSumOp>(n, weights);
+    return reduceAll<ReduceMeanOp>(n, *loss);
+  auto total = reduceAll<ReduceSumOp>(n, *loss);
+  auto weightTotal = reduceAll<ReduceSumOp>(n, weights);
   if (failed(total) || failed(weightTotal))
     return failure();
   return n.createInferred<DivOp>(*total, *weightTotal);

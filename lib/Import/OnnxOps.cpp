@@ -29,10 +29,6 @@ RankedTensorType withShape(RankedTensorType t, ArrayRef<int64_t> shape) {
   return RankedTensorType::get(shape, t.getElementType());
 }
 
-FailureOr<Value> reshape(NodeImporter &n, Value v, ArrayRef<int64_t> shape) {
-  return n.create<ReshapeOp>(withShape(n.typeOf(v), shape), v);
-}
-
 //===----------------------------------------------------------------------===//
 // Elementwise
 //===----------------------------------------------------------------------===//
@@ -395,10 +391,7 @@ template <typename OpTy> LogicalResult softmax(NodeImporter &n) {
   if (n.opset >= 13 || *axis == rank - 1)
     return emit(n, n.create<OpTy>(type, *x, *axis));
   // Before opset 13 the input is flattened to 2-D at `axis`.
-  int64_t outer = 1, inner = 1;
-  for (int64_t d = 0; d < rank; ++d)
-    (d < *axis ? outer : inner) *= type.getDimSize(d);
-  auto flat = reshape(n, *x, {outer, inner});
+  auto flat = flattenAt(n, *x, *axis);
   if (failed(flat))
     return failure();
   auto y = n.create<OpTy>(n.typeOf(*flat), *flat, int64_t(1));
@@ -423,17 +416,13 @@ LogicalResult hardmax(NodeImporter &n) {
   Value in = *x;
   int64_t a = *axis;
   if (n.opset < 13) {
-    int64_t outer = 1, inner = 1;
-    for (int64_t d = 0; d < type.getRank(); ++d)
-      (d < a ? outer : inner) *= type.getDimSize(d);
-    auto flat = reshape(n, in, {outer, inner});
+    auto flat = flattenAt(n, in, a);
     if (failed(flat))
       return failure();
     in = *flat;
     a = 1;
   }
   RankedTensorType inType = n.typeOf(in);
-  int64_t rank = inType.getRank();
   auto argmax = n.create<ArgReduceOp>(
       RankedTensorType::get(reducedShape(inType.getShape(), {a}, false),
                             n.b.getI64Type()),
@@ -441,28 +430,14 @@ LogicalResult hardmax(NodeImporter &n) {
       n.b.getBoolAttr(false), n.b.getBoolAttr(false));
   if (failed(argmax))
     return failure();
-  SmallVector<int64_t> classesLast(n.typeOf(*argmax).getShape());
-  classesLast.push_back(inType.getDimSize(a));
-  Value zero = n.constant(DenseElementsAttr::get(
-      RankedTensorType::get({}, n.b.getI64Type()), n.b.getI64IntegerAttr(0)));
-  auto y = n.create<OneHotOp>(withShape(inType, classesLast), *argmax, zero);
-  if (failed(y))
+  auto hot = oneHotLast(n, *argmax, inType.getDimSize(a),
+                        inType.getElementType());
+  if (failed(hot))
     return failure();
-  Value result = *y;
-  if (a != rank - 1) {
-    SmallVector<int64_t> perm;
-    for (int64_t d = 0; d < rank; ++d)
-      perm.push_back(d < a ? d : d == a ? rank - 1 : d - 1);
-    auto back = n.create<TransposeOp>(inType, result,
-                                      n.b.getDenseI64ArrayAttr(perm));
-    if (failed(back))
-      return failure();
-    result = *back;
-  }
-  if (n.opset < 13)
-    return emit(n, reshape(n, result, type.getShape()));
-  n.outputs.push_back(result);
-  return success();
+  auto y = moveDim(n, *hot, inType.getRank() - 1, a);
+  if (failed(y) || n.opset >= 13)
+    return emit(n, y);
+  return emit(n, reshape(n, *y, type.getShape()));
 }
 
 LogicalResult layerNorm(NodeImporter &n) {
@@ -489,12 +464,8 @@ LogicalResult layerNorm(NodeImporter &n) {
     return success();
   // Mean and InvStdDev (training's saved statistics), over the normalized
   // dims kept as 1s: from tp ops, as the layer norm's own lowering does.
-  auto axes = n.b.getDenseI64ArrayAttr(
-      llvm::to_vector(llvm::seq<int64_t>(*axis, type.getRank())));
-  SmallVector<int64_t> statShape(type.getShape());
-  std::fill(statShape.begin() + *axis, statShape.end(), 1);
-  RankedTensorType statType = withShape(type, statShape);
-  auto mean = n.create<ReduceMeanOp>(statType, *x, axes, n.b.getBoolAttr(true));
+  auto axes = llvm::to_vector(llvm::seq<int64_t>(*axis, type.getRank()));
+  auto mean = reduceOver<ReduceMeanOp>(n, *x, axes, /*keepdims=*/true);
   if (failed(mean))
     return failure();
   auto centered = n.createInferred<SubOp>(*x, *mean);
@@ -503,8 +474,7 @@ LogicalResult layerNorm(NodeImporter &n) {
   auto squared = n.createInferred<MulOp>(*centered, *centered);
   if (failed(squared))
     return failure();
-  auto variance =
-      n.create<ReduceMeanOp>(statType, *squared, axes, n.b.getBoolAttr(true));
+  auto variance = reduceOver<ReduceMeanOp>(n, *squared, axes, true);
   if (failed(variance))
     return failure();
   Value eps = n.constant(DenseElementsAttr::get(
@@ -513,6 +483,7 @@ LogicalResult layerNorm(NodeImporter &n) {
   auto shifted = n.createInferred<AddOp>(*variance, eps);
   if (failed(shifted))
     return failure();
+  RankedTensorType statType = n.typeOf(*mean);
   auto stdDev = n.create<SqrtOp>(statType, *shifted);
   if (failed(stdDev))
     return failure();
@@ -563,10 +534,8 @@ LogicalResult reduce(NodeImporter &n) {
   }
   llvm::sort(axes);
   axes.erase(std::unique(axes.begin(), axes.end()), axes.end());
-  bool keepdims = n.intAttr("keepdims", 1) != 0;
-  auto reduced = n.create<OpTy>(
-      withShape(type, reducedShape(type.getShape(), axes, keepdims)), *x,
-      n.b.getDenseI64ArrayAttr(axes), n.b.getBoolAttr(keepdims));
+  auto reduced =
+      reduceOver<OpTy>(n, *x, axes, n.intAttr("keepdims", 1) != 0);
   if (failed(reduced))
     return failure();
   return emit(n, Post(n, *reduced));
@@ -635,10 +604,7 @@ LogicalResult flatten(NodeImporter &n) {
   if (axis < 0 || axis > type.getRank())
     return n.error() << "axis " << n.intAttr("axis", 1)
                      << " is out of range for " << type;
-  int64_t outer = 1, inner = 1;
-  for (int64_t d = 0; d < type.getRank(); ++d)
-    (d < axis ? outer : inner) *= type.getDimSize(d);
-  return emit(n, reshape(n, *x, {outer, inner}));
+  return emit(n, flattenAt(n, *x, axis));
 }
 
 /// Axes for Squeeze / Unsqueeze: an attribute before opset 13, an input since.
@@ -804,16 +770,13 @@ LogicalResult oneHot(NodeImporter &n) {
   auto positive = n.create<WhereOp>(n.typeOf(idx), *negative, *wrapped, idx);
   if (failed(positive))
     return failure();
-  SmallVector<int64_t> classesLast(idxType.getShape());
-  classesLast.push_back(depth);
   Type maskElement = isa<FloatType>(element) ? element : n.b.getF32Type();
-  auto mask = n.create<OneHotOp>(ofType(maskElement, classesLast), *positive,
-                                 zero);
+  auto mask = oneHotLast(n, *positive, depth, maskElement);
   if (failed(mask))
     return failure();
   Value m = *mask;
   if (maskElement != element) {
-    auto cast = n.create<CastOp>(ofType(element, classesLast), m);
+    auto cast = n.create<CastOp>(ofType(element, n.typeOf(m).getShape()), m);
     if (failed(cast))
       return failure();
     m = *cast;
@@ -838,19 +801,11 @@ LogicalResult oneHot(NodeImporter &n) {
   auto y = n.createInferred<AddOp>(*scaled, *off);
   if (failed(y))
     return failure();
-  int64_t rank = int64_t(classesLast.size());
+  int64_t rank = n.typeOf(*y).getRank();
   auto axis = n.normalizeAxis(n.intAttr("axis", -1), rank);
   if (failed(axis))
     return failure();
-  if (*axis == rank - 1)
-    return emit(n, y);
-  SmallVector<int64_t> perm, shape;
-  for (int64_t d = 0; d < rank; ++d) {
-    perm.push_back(d < *axis ? d : d == *axis ? rank - 1 : d - 1);
-    shape.push_back(classesLast[perm.back()]);
-  }
-  return emit(n, n.create<TransposeOp>(ofType(element, shape), *y,
-                                       n.b.getDenseI64ArrayAttr(perm)));
+  return emit(n, moveDim(n, *y, rank - 1, *axis));
 }
 
 LogicalResult split(NodeImporter &n) {
@@ -1736,6 +1691,44 @@ const OpEntry kOps[] = {
 };
 
 } // namespace
+
+FailureOr<Value> tp::reshape(NodeImporter &n, Value v,
+                             ArrayRef<int64_t> shape) {
+  return n.create<ReshapeOp>(withShape(n.typeOf(v), shape), v);
+}
+
+FailureOr<Value> tp::flattenAt(NodeImporter &n, Value v, int64_t axis) {
+  RankedTensorType type = n.typeOf(v);
+  int64_t outer = 1, inner = 1;
+  for (int64_t d = 0; d < type.getRank(); ++d)
+    (d < axis ? outer : inner) *= type.getDimSize(d);
+  return reshape(n, v, {outer, inner});
+}
+
+FailureOr<Value> tp::moveDim(NodeImporter &n, Value v, int64_t from,
+                             int64_t to) {
+  if (from == to)
+    return v;
+  RankedTensorType type = n.typeOf(v);
+  auto perm = llvm::to_vector(llvm::seq<int64_t>(0, type.getRank()));
+  perm.erase(perm.begin() + from);
+  perm.insert(perm.begin() + to, from);
+  SmallVector<int64_t> shape;
+  for (int64_t d : perm)
+    shape.push_back(type.getDimSize(d));
+  return n.create<TransposeOp>(withShape(type, shape), v,
+                               n.b.getDenseI64ArrayAttr(perm));
+}
+
+FailureOr<Value> tp::oneHotLast(NodeImporter &n, Value indices,
+                                int64_t classes, Type element) {
+  SmallVector<int64_t> shape(n.typeOf(indices).getShape());
+  shape.push_back(classes);
+  Value zero = n.constant(DenseElementsAttr::get(
+      RankedTensorType::get({}, n.b.getI64Type()), n.b.getI64IntegerAttr(0)));
+  return n.create<OneHotOp>(RankedTensorType::get(shape, element), indices,
+                            zero);
+}
 
 NodeHandler tp::lookupNodeHandler(StringRef opType, int64_t opset) {
   for (const OpEntry &e : kOps)

@@ -82,7 +82,7 @@ void tprt_all_gather(int64_t src, int64_t dst, int64_t outer, int64_t chunk,
 void tprt_reduce_scatter(int64_t src, int64_t dst, int64_t outer,
                          int64_t chunk, int32_t dtype, int64_t mask,
                          int64_t site) {
-  int64_t n = context().comm->mesh().group(context().comm->rank(), mask).size();
+  int64_t n = context().comm->groupSize(mask);
   collective(site, outer * chunk * n * dtypeSize(dtype),
              [&](Communicator &c, const std::string &what) {
                return c.reduceScatter(reinterpret_cast<const void *>(src),

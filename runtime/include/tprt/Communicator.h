@@ -26,6 +26,10 @@ public:
   int rank() const { return rank_; }
   const Mesh &mesh() const { return mesh_; }
   std::chrono::milliseconds timeout() const { return timeout_; }
+  /// The number of ranks in this rank's group along `axesMask`.
+  int64_t groupSize(int64_t axesMask) const {
+    return int64_t(mesh_.group(rank_, axesMask).size());
+  }
   void setTimeout(std::chrono::milliseconds t) { timeout_ = t; }
   /// Whether the collectives take GPU buffers (NCCL); host communicators
   /// (threads, MPI) take host memory, and CUDA programs stage through it.

@@ -39,12 +39,11 @@ void onCommunicatorMemory(int64_t src, int64_t dst, size_t srcBytes,
               "copying a collective's result to the GPU");
 }
 
-/// Members of the rank's group along `mask`.
+/// Members of the rank's group along `mask` (1 outside a rank, where
+/// tprt.h reports the missing rank context).
 int64_t groupSize(int64_t mask) {
   RankContext *ctx = currentRankContext();
-  if (!ctx || !ctx->comm)
-    return 1;
-  return int64_t(ctx->comm->mesh().group(ctx->comm->rank(), mask).size());
+  return ctx && ctx->comm ? ctx->comm->groupSize(mask) : 1;
 }
 
 } // namespace

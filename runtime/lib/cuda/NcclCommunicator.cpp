@@ -167,7 +167,7 @@ private:
                            ": NCCL cannot reduce or move element type " +
                            dtypeName(dtype));
     c.comm = it->second;
-    c.members = mesh_.group(rank_, mask).size();
+    c.members = groupSize(mask);
     c.elemSize = dtypeSize(dtype);
     return Status::ok();
   }

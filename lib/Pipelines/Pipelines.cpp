@@ -6,6 +6,8 @@
 #include "tp/Conversion/Passes.h"
 #include "tp/Sharding/Passes.h"
 
+#include <cstdlib>
+
 using namespace mlir;
 
 // Written as pipeline text so that it reads like the mlir-opt command a
@@ -105,11 +107,20 @@ LogicalResult tp::buildBufferizeToLLVMPipeline(OpPassManager &pm,
   return success();
 }
 
+std::string tp::cudaToolkitPath(StringRef path) {
+  if (!path.empty())
+    return path.str();
+  for (const char *var : {"CUDA_ROOT", "CUDA_HOME", "CUDA_PATH"})
+    if (const char *v = std::getenv(var); v && *v)
+      return v;
+  return "/usr/local/cuda";
+}
+
 void tp::addCudaModuleToBinary(OpPassManager &pm, const Target &target,
                                StringRef format) {
   GpuModuleToBinaryPassOptions options;
   options.compilationTarget = format.str();
-  options.toolkitPath = target.cudaPath;
+  options.toolkitPath = cudaToolkitPath(target.cudaPath);
   pm.addPass(createGpuModuleToBinaryPass(options));
 }
 
@@ -154,7 +165,8 @@ struct CudaPipelineOptions : PassPipelineOptions<CudaPipelineOptions> {
   Option<std::string> cudaPath{
       *this, "cuda-path",
       llvm::cl::desc("The CUDA toolkit (ptxas, libdevice); default: "
-                     "$CUDA_ROOT, $CUDA_HOME or $CUDA_PATH")};
+                     "$CUDA_ROOT, $CUDA_HOME, $CUDA_PATH, else "
+                     "/usr/local/cuda")};
 };
 } // namespace
 

@@ -32,8 +32,6 @@
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/raw_ostream.h"
 
-#include <cstdlib>
-
 using namespace mlir;
 namespace cl = llvm::cl;
 
@@ -314,12 +312,7 @@ int main(int argc, char **argv) {
   }
   // Kernel binaries and PTX need ptxas and libdevice (transcendentals).
   if (target.cuda && (emit == Emit::Program || emit == Emit::Ptx)) {
-    target.cudaPath = cudaPathOpt;
-    for (const char *var : {"CUDA_ROOT", "CUDA_HOME", "CUDA_PATH"})
-      if (const char *v = std::getenv(var); target.cudaPath.empty() && v && *v)
-        target.cudaPath = v;
-    if (target.cudaPath.empty())
-      target.cudaPath = "/usr/local/cuda";
+    target.cudaPath = tp::cudaToolkitPath(cudaPathOpt);
     std::string libdevice = target.cudaPath + "/nvvm/libdevice/libdevice.10.bc";
     if (!llvm::sys::fs::exists(libdevice)) {
       llvm::errs() << "tp-compile: error: no CUDA toolkit at '"

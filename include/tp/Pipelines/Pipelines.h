@@ -26,13 +26,17 @@ struct Target {
   /// CUDA: threads per block of the generated kernels.
   int64_t blockSize = 256;
   /// CUDA: the toolkit whose ptxas and libdevice build the kernels; empty:
-  /// MLIR's lookup ($CUDA_ROOT, $CUDA_HOME, $CUDA_PATH), which links no
-  /// libdevice when none is set.
+  /// see cudaToolkitPath.
   std::string cudaPath;
 };
 
+/// `path`, else $CUDA_ROOT, $CUDA_HOME or $CUDA_PATH, else /usr/local/cuda.
+/// (MLIR's own lookup stops at the variables and then links no libdevice,
+/// so kernels calling expf or powf fail in ptxas.)
+std::string cudaToolkitPath(StringRef path);
+
 /// The kernels' binaries (`format`: "bin" cubins, "isa" PTX) by
-/// gpu-module-to-binary with the target's toolkit.
+/// gpu-module-to-binary with the target's toolkit (cudaToolkitPath).
 void addCudaModuleToBinary(OpPassManager &pm, const Target &target,
                            StringRef format);
 

@@ -24,11 +24,6 @@ static constexpr const char *kBufferize =
 static constexpr const char *kCpuLinalgToLoops =
     "tp-lower-matmul-to-blas,"
     "func.func(convert-linalg-to-loops),tp-outline-loop-nests,";
-// The CUDA target's loops (see kCudaBuffersToGpu), kept on the host.
-static constexpr const char *kCpuGpuLoops =
-    "tp-lower-matmul-to-blas,tp-prepare-gpu-buffers{host-upload},"
-    "func.func(convert-linalg-to-parallel-loops,"
-    "tp-tile-parallel-loops-for-gpu{block-size=%s}),";
 static constexpr const char *kCpuLoopsToLLVM =
     "expand-strided-metadata,lower-affine,convert-scf-to-cf,"
     // math-to-llvm first (rsqrt, exp, ...), then libm for the rest (erf).
@@ -40,12 +35,16 @@ static constexpr const char *kCpuLoopsToLLVM =
 
 // The CUDA target, in the stages tp-compile --emit can stop after.
 // Matmuls go to cuBLAS; every other linalg op becomes a parallel loop,
-// tiled into blocks of threads, then a kernel.
-static constexpr const char *kCudaBuffersToGpu =
-    "tp-lower-matmul-to-blas{target=cuda},tp-prepare-gpu-buffers,"
+// tiled into blocks of threads (the part --gpu-loops-on-cpu runs on the
+// host, which uploads constants with memref.copy), then a kernel.
+static constexpr const char *kGpuLoops[] = {
+    "tp-lower-matmul-to-blas{target=cuda},tp-prepare-gpu-buffers,",
+    "tp-lower-matmul-to-blas,tp-prepare-gpu-buffers{host-upload},"};
+static constexpr const char *kTiledGpuLoops =
     "func.func(convert-linalg-to-parallel-loops,"
-    "tp-tile-parallel-loops-for-gpu{block-size=%s},gpu-map-parallel-loops,"
-    "convert-parallel-loops-to-gpu),"
+    "tp-tile-parallel-loops-for-gpu{block-size=%s})";
+static constexpr const char *kCudaLoopsToKernels =
+    "func.func(gpu-map-parallel-loops,convert-parallel-loops-to-gpu),"
     "gpu-kernel-outlining,lower-affine,canonicalize,cse";
 // sm_90 needs PTX 8.0 (LLVM's default, PTX 6.0, does not know the chip).
 static constexpr const char *kCudaKernelsToNVVM =
@@ -75,26 +74,35 @@ static LogicalResult parse(OpPassManager &pm, StringRef text,
 }
 
 LogicalResult tp::buildLowerToRuntimeCallsPipeline(OpPassManager &pm,
-                                                   const Target &target) {
+                                                   const tp::Target &target) {
   return parse(pm, kLowerToRuntimeCalls, target.cuda ? "cuda" : "cpu");
 }
 
-LogicalResult tp::buildCudaBufferizeToGpuPipeline(OpPassManager &pm,
-                                                  const Target &target) {
-  return parse(pm, std::string(kBufferize) + kCudaBuffersToGpu,
+/// Bufferization and the CUDA target's parallel loops, tiled into blocks.
+static LogicalResult buildBufferizeToGpuLoops(OpPassManager &pm,
+                                              const tp::Target &target) {
+  return parse(pm,
+               std::string(kBufferize) + kGpuLoops[target.gpuLoopsOnCpu] +
+                   kTiledGpuLoops,
                std::to_string(target.blockSize));
 }
 
+LogicalResult tp::buildCudaBufferizeToGpuPipeline(OpPassManager &pm,
+                                                  const tp::Target &target) {
+  return success(succeeded(buildBufferizeToGpuLoops(pm, target)) &&
+                 succeeded(parse(pm, kCudaLoopsToKernels)));
+}
+
 LogicalResult tp::buildCudaKernelsToNVVMPipeline(OpPassManager &pm,
-                                                 const Target &target) {
+                                                 const tp::Target &target) {
   return parse(pm, kCudaKernelsToNVVM, target.arch);
 }
 
 LogicalResult tp::buildBufferizeToLLVMPipeline(OpPassManager &pm,
-                                               const Target &target) {
+                                               const tp::Target &target) {
   if (target.gpuLoopsOnCpu)
-    return parse(pm, std::string(kBufferize) + kCpuGpuLoops + kCpuLoopsToLLVM,
-                 std::to_string(target.blockSize));
+    return success(succeeded(buildBufferizeToGpuLoops(pm, target)) &&
+                   succeeded(parse(pm, kCpuLoopsToLLVM)));
   if (!target.cuda)
     return parse(pm,
                  std::string(kBufferize) + kCpuLinalgToLoops + kCpuLoopsToLLVM);

@@ -37,6 +37,8 @@ static constexpr const char *kCpuLoopsToLLVM =
 // Matmuls go to cuBLAS; every other linalg op becomes a parallel loop,
 // tiled into blocks of threads (the part --gpu-loops-on-cpu runs on the
 // host, which uploads constants with memref.copy), then a kernel.
+// Indexed by Target::gpuLoopsOnCpu: cuBLAS and gpu.memcpy, or OpenBLAS and
+// memref.copy.
 static constexpr const char *kGpuLoops[] = {
     "tp-lower-matmul-to-blas{target=cuda},tp-prepare-gpu-buffers,",
     "tp-lower-matmul-to-blas,tp-prepare-gpu-buffers{host-upload},"};

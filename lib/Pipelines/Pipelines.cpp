@@ -30,7 +30,9 @@ static constexpr const char *kCpuLoopsToLLVM =
     "convert-math-to-llvm,convert-math-to-libm,"
     // bf16 conversions as integer arithmetic (no libgcc __truncsfbf2).
     "func.func(arith-expand{include-bf16}),"
-    "finalize-memref-to-llvm,convert-vector-to-llvm,convert-to-llvm,"
+    // Buffers from the runtime's caching allocator (tprt.h).
+    "finalize-memref-to-llvm{use-generic-functions},"
+    "convert-vector-to-llvm,convert-to-llvm,"
     "reconcile-unrealized-casts";
 
 // The CUDA target, in the stages tp-compile --emit can stop after.

@@ -30,6 +30,7 @@ Status setDevice(int device);
 /// The caching allocator of GPU memory that programs allocate from; the
 /// host reaches it only through copy().
 void *allocate(size_t bytes);
+void *allocateAligned(size_t alignment, size_t bytes);
 void release(void *ptr);
 
 /// Waits for everything the calling thread's stream has queued.

@@ -11,6 +11,7 @@
 #ifndef TPRT_TPRT_H
 #define TPRT_TPRT_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -58,6 +59,13 @@ void tprt_sgemm_batched(int64_t a, int64_t b, int64_t c, int64_t batch,
 
 /* This rank's index within its group along `axes_mask` (major axis first). */
 int64_t tprt_axis_index(int64_t axes_mask);
+
+/* The program's buffers (finalize-memref-to-llvm{use-generic-functions}),
+ * from the runtime's caching allocators: host memory for CPU programs, GPU
+ * memory for CUDA programs (which host code never dereferences). */
+void *_mlir_memref_to_llvm_alloc(size_t size);
+void *_mlir_memref_to_llvm_aligned_alloc(size_t alignment, size_t size);
+void _mlir_memref_to_llvm_free(void *ptr);
 
 #ifdef __cplusplus
 }

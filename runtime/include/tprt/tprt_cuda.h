@@ -51,13 +51,6 @@ void mgpuLaunchKernel(void *function, intptr_t grid_x, intptr_t grid_y,
                       intptr_t block_z, int32_t shared_bytes, void *stream,
                       void **params, void **extra, size_t num_params);
 
-/* The program's buffers (finalize-memref-to-llvm{use-generic-functions}):
- * the runtime's caching allocator of GPU memory (cudaMalloc), which
- * kernels, cuBLAS and NCCL address; host code never dereferences them. */
-void *_mlir_memref_to_llvm_alloc(size_t size);
-void *_mlir_memref_to_llvm_aligned_alloc(size_t alignment, size_t size);
-void _mlir_memref_to_llvm_free(void *ptr);
-
 #ifdef __cplusplus
 }
 #endif

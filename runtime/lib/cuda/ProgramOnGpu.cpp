@@ -1,4 +1,5 @@
 //===- ProgramOnGpu.cpp - run a CUDA program on the rank's GPU ------------===//
+#include "../ProgramMemory.h"
 #include "tprt/Cuda.h"
 #include "tprt/DType.h"
 #include "tprt/Program.h"
@@ -33,7 +34,10 @@ double Program::runOnGpu(const std::vector<void *> &args,
   for (size_t i = 0; i < results.size(); ++i)
     deviceResults.push_back(cuda::allocate(localBytes(manifest.results[i])));
   auto start = std::chrono::steady_clock::now();
-  call(deviceArgs, deviceResults);
+  {
+    GpuProgramMemory gpuBuffers;
+    call(deviceArgs, deviceResults);
+  }
   orExit(cuda::synchronize());
   double seconds = std::chrono::duration<double>(
                        std::chrono::steady_clock::now() - start)

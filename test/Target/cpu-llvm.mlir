@@ -1,0 +1,30 @@
+// The CPU target's lowering (tp-lower-to-llvm): buffers come from the
+// runtime's caching allocator (MLIR's generic allocation functions, which
+// libtprt defines), GEMMs call tprt_sgemm, and each distinct loop nest is
+// one internal, noinline function that both layers call.
+// RUN: tp-opt %s --tp-lower-to-llvm | FileCheck %s
+
+// CHECK-NOT: @malloc
+// CHECK-NOT: @free
+// CHECK-LABEL: llvm.func internal @two_layers_loop0(
+// CHECK-SAME: passthrough = ["noinline"]
+// CHECK-LABEL: llvm.func internal @two_layers_loop1(
+// CHECK-SAME: passthrough = ["noinline"]
+// CHECK-NOT: llvm.func internal
+// CHECK-LABEL: llvm.func @two_layers(
+// CHECK: %[[H:.*]] = llvm.call @_mlir_memref_to_llvm_alloc(
+// CHECK: llvm.call @two_layers_loop0(
+// CHECK: llvm.call @tprt_sgemm(
+// CHECK: llvm.call @two_layers_loop1(
+// CHECK: llvm.call @_mlir_memref_to_llvm_alloc(
+// CHECK: llvm.call @two_layers_loop0(
+// CHECK: llvm.call @tprt_sgemm(
+// CHECK: llvm.call @two_layers_loop1(
+// CHECK: llvm.call @_mlir_memref_to_llvm_free(%[[H]])
+func.func @two_layers(%x: tensor<8x64xf32>, %w: tensor<64x64xf32>) -> tensor<8x64xf32> {
+  %0 = tp.matmul %x, %w : tensor<8x64xf32>, tensor<64x64xf32> -> tensor<8x64xf32>
+  %1 = tp.relu %0 : tensor<8x64xf32>
+  %2 = tp.matmul %1, %w : tensor<8x64xf32>, tensor<64x64xf32> -> tensor<8x64xf32>
+  %3 = tp.relu %2 : tensor<8x64xf32>
+  return %3 : tensor<8x64xf32>
+}

@@ -25,6 +25,7 @@ static constexpr const char *kCpuLinalgToLoops =
     "tp-lower-matmul-to-blas,"
     "func.func(convert-linalg-to-loops),tp-outline-loop-nests,";
 static constexpr const char *kCpuLoopsToLLVM =
+    "func.func(tp-approximate-math),"
     "expand-strided-metadata,lower-affine,convert-scf-to-cf,"
     // math-to-llvm first (rsqrt, exp, ...), then libm for the rest (erf).
     "convert-math-to-llvm,convert-math-to-libm,"

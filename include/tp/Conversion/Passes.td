@@ -90,6 +90,22 @@ def TPLowerCollectives : Pass<"tp-lower-collectives", "::mlir::ModuleOp"> {
   ];
 }
 
+def TPApproximateMath : Pass<"tp-approximate-math"> {
+  let summary = "f32 exp, log, erf and tanh as polynomials that vectorize";
+  let description = [{
+    For the CPU target. libm's scalar calls (expf, erff, ...) keep LLVM's
+    loop vectorizer off every loop that has one: softmax's exponentials,
+    GELU's erf, the losses' logarithms. Upstream's polynomial
+    approximations of f32 `math.exp`, `expm1`, `log`, `log1p`, `log2`,
+    `erf` and `tanh` are plain arithmetic, which the vectorizer widens to
+    the CPU's vector width (errors of a few ulp; `numerics.mlir` and the
+    e2e tests compare with numpy and PyTorch).
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::math::MathDialect",
+                           "::mlir::vector::VectorDialect"];
+}
+
 def TPLowerMatmulToBlas : Pass<"tp-lower-matmul-to-blas", "::mlir::ModuleOp"> {
   let summary = "Call the runtime's GEMM (OpenBLAS) for f32 matmuls on buffers";
   let description = [{

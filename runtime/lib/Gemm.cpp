@@ -10,20 +10,22 @@ using namespace tprt;
 extern "C" {
 
 void tprt_sgemm(int64_t a, int64_t b, int64_t c, int64_t m, int64_t n,
-                int64_t k) {
+                int64_t k, int32_t trans) {
   auto start = std::chrono::steady_clock::now();
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, int(m), int(n),
-              int(k), 1.0f, reinterpret_cast<const float *>(a), int(k),
-              reinterpret_cast<const float *>(b), int(n), 1.0f,
+  bool ta = trans & TPRT_TRANS_A, tb = trans & TPRT_TRANS_B;
+  cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans,
+              tb ? CblasTrans : CblasNoTrans, int(m), int(n), int(k), 1.0f,
+              reinterpret_cast<const float *>(a), int(ta ? m : k),
+              reinterpret_cast<const float *>(b), int(tb ? k : n), 1.0f,
               reinterpret_cast<float *>(c), int(n));
   recordGemms(m, n, k, 1, start);
 }
 
 void tprt_sgemm_batched(int64_t a, int64_t b, int64_t c, int64_t batch,
-                        int64_t m, int64_t n, int64_t k) {
+                        int64_t m, int64_t n, int64_t k, int32_t trans) {
   for (int64_t i = 0; i < batch; ++i)
     tprt_sgemm(a + i * m * k * 4, b + i * k * n * 4, c + i * m * n * 4, m, n,
-               k);
+               k, trans);
 }
 
 } // extern "C"

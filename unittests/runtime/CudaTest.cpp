@@ -4,6 +4,7 @@
 // skipped, and so does lit.
 //
 //===----------------------------------------------------------------------===//
+#include "GemmCase.h"
 #include "tprt/Cuda.h"
 #include "tprt/tprt.h"
 #include "tprt/tprt_cuda.h"
@@ -49,30 +50,21 @@ template <typename T> std::vector<T> fromGpu(const T *p, size_t n) {
 
 TEST(Cuda, GemmMatchesHostLoops) {
   REQUIRE_GPU();
-  const int64_t batch = 2, m = 3, n = 5, k = 4;
-  std::vector<float> a(batch * m * k), b(batch * k * n);
-  std::vector<float> c(batch * m * n, 0.5f); // the GEMM accumulates: C += A B
-  for (int64_t i = 0; i < batch * m * k; ++i)
-    a[i] = float(i % 7) - 3;
-  for (int64_t i = 0; i < batch * k * n; ++i)
-    b[i] = float(i % 5) * 0.25f;
-  std::vector<float> ref = c;
-  for (int64_t p = 0; p < batch; ++p)
-    for (int64_t i = 0; i < m; ++i)
-      for (int64_t j = 0; j < n; ++j)
-        for (int64_t l = 0; l < k; ++l)
-          ref[(p * m + i) * n + j] +=
-              a[(p * m + i) * k + l] * b[(p * k + l) * n + j];
-  float *da = onGpu(a), *db = onGpu(b), *dc = onGpu(c);
-  tprt_cuda_gemm(int64_t(da), int64_t(db), int64_t(dc), batch, m, n, k,
-                 TPRT_F32);
-  ASSERT_TRUE(bool(cuda::synchronize()));
-  std::vector<float> got = fromGpu(dc, c.size());
-  for (size_t i = 0; i < got.size(); ++i)
-    EXPECT_NEAR(got[i], ref[i], 1e-5) << "element " << i;
-  cuda::release(da);
-  cuda::release(db);
-  cuda::release(dc);
+  for (int32_t trans : {0, int(TPRT_TRANS_A), int(TPRT_TRANS_B),
+                        TPRT_TRANS_A | TPRT_TRANS_B}) {
+    GemmCase g(2, 3, 5, 4, trans);
+    float *da = onGpu(g.a), *db = onGpu(g.b), *dc = onGpu(g.c);
+    tprt_cuda_gemm(int64_t(da), int64_t(db), int64_t(dc), g.batch, g.m, g.n,
+                   g.k, TPRT_F32, trans);
+    ASSERT_TRUE(bool(cuda::synchronize()));
+    std::vector<float> got = fromGpu(dc, g.c.size());
+    for (size_t i = 0; i < got.size(); ++i)
+      EXPECT_NEAR(got[i], g.expected[i], 1e-5)
+          << "element " << i << ", trans " << trans;
+    cuda::release(da);
+    cuda::release(db);
+    cuda::release(dc);
+  }
 }
 
 TEST(Cuda, NcclOneRankAllReduceAndGather) {

@@ -12,7 +12,9 @@ def TPLowerToLinalg : Pass<"tp-lower-to-linalg"> {
     matmuls become `linalg.matmul` / `linalg.batch_matmul` (or a
     `linalg.generic` contraction when batch dims broadcast), elementwise ops
     become `linalg.generic` with ONNX broadcasting spelled out in the
-    indexing maps, and constants become `arith.constant`. Runs after
+    indexing maps, and constants become `arith.constant`. A GEMM operand
+    that is a transpose of its last two dims is then read through a
+    transposed indexing map instead (BLAS takes it as a flag). Runs after
     partitioning, so shapes here are per-device. Fails, naming the op, if a
     tp op is left that has no lowering.
   }];
@@ -110,10 +112,12 @@ def TPLowerMatmulToBlas : Pass<"tp-lower-matmul-to-blas", "::mlir::ModuleOp"> {
   let summary = "Call the runtime's GEMM (OpenBLAS) for f32 matmuls on buffers";
   let description = [{
     After bufferization: every `linalg.matmul` and `linalg.batch_matmul` on
-    f32 memrefs with the identity layout and default indexing maps becomes a
-    call of `tprt_sgemm` / `tprt_sgemm_batched` (row-major C += A B), which
-    the runtime implements with OpenBLAS. Other matmuls stay for the loop
-    lowering. With `target=cuda`, f32, f16 and bf16 matmuls become
+    f32 memrefs with the identity layout, reading A and B plain or
+    transposed (the indexing maps tp-lower-to-linalg gives a GEMM whose
+    operand was a transpose), becomes a call of `tprt_sgemm` /
+    `tprt_sgemm_batched` (row-major C += A B, with `TPRT_TRANS_A` /
+    `TPRT_TRANS_B` flags), which the runtime implements with OpenBLAS.
+    Other matmuls stay for the loop lowering. With `target=cuda`, f32, f16 and bf16 matmuls become
     `tprt_cuda_gemm` (cuBLAS; a batch count and the element type code).
   }];
   let options = [

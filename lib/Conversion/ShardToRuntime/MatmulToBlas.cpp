@@ -25,6 +25,35 @@ bool isPlainGemmOperand(Value v, bool cuda) {
   return e.isF32() || (cuda && (e.isF16() || e.isBF16()));
 }
 
+/// TPRT_TRANS_* for the operands a (batch_)matmul reads transposed
+/// (FoldTransposeIntoMatmul's indexing maps); none for other maps.
+std::optional<int32_t> transposedOperands(linalg::LinalgOp op) {
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  unsigned first = isa<linalg::BatchMatmulOp>(op) ? 1 : 0;
+  MLIRContext *ctx = op->getContext();
+  AffineExpr m = getAffineDimExpr(first, ctx),
+             n = getAffineDimExpr(first + 1, ctx),
+             k = getAffineDimExpr(first + 2, ctx);
+  // An operand's last two results: [rows, cols], or swapped when transposed.
+  auto reads = [&](AffineMap map, AffineExpr rows,
+                   AffineExpr cols) -> std::optional<bool> {
+    if (map.getNumResults() != first + 2 ||
+        (first && map.getResult(0) != getAffineDimExpr(0, ctx)))
+      return std::nullopt;
+    AffineExpr r = map.getResult(first), c = map.getResult(first + 1);
+    if (r == rows && c == cols)
+      return false;
+    if (r == cols && c == rows)
+      return true;
+    return std::nullopt;
+  };
+  std::optional<bool> a = reads(maps[0], m, k), b = reads(maps[1], k, n),
+                      c = reads(maps[2], m, n);
+  if (!a || !b || !c || *c)
+    return std::nullopt;
+  return (*a ? TPRT_TRANS_A : 0) | (*b ? TPRT_TRANS_B : 0);
+}
+
 struct TPLowerMatmulToBlasPass
     : tp::impl::TPLowerMatmulToBlasBase<TPLowerMatmulToBlasPass> {
   using Base::Base;
@@ -57,16 +86,11 @@ struct TPLowerMatmulToBlasPass
                    getElementTypeOrSelf(v.getType()) == elem;
           }))
         return;
-      SmallVector<AffineMap> defaults =
-          isa<linalg::MatmulOp>(op)
-              ? linalg::MatmulOp::getDefaultIndexingMaps(op->getContext())
-              : linalg::BatchMatmulOp::getDefaultIndexingMaps(
-                    op->getContext());
-      if (op.getIndexingMapsArray() != defaults)
-        return;
-      matmuls.push_back(op);
+      if (transposedOperands(op))
+        matmuls.push_back(op);
     });
     for (linalg::LinalgOp op : matmuls) {
+      int32_t trans = *transposedOperands(op);
       b.setInsertionPoint(op);
       Location loc = op.getLoc();
       SmallVector<Value> args;
@@ -82,12 +106,13 @@ struct TPLowerMatmulToBlasPass
         args.push_back(arith::ConstantIntOp::create(
             b, loc, batched ? c.getDimSize(0) : 1, 64));
       int64_t rank = c.getRank();
-      for (int64_t d : {c.getDimSize(rank - 2), c.getDimSize(rank - 1),
-                        a.getDimSize(rank - 1)})
+      int64_t k = a.getDimSize(trans & TPRT_TRANS_A ? rank - 2 : rank - 1);
+      for (int64_t d : {c.getDimSize(rank - 2), c.getDimSize(rank - 1), k})
         args.push_back(arith::ConstantIntOp::create(b, loc, d, 64));
       if (cuda)
         args.push_back(arith::ConstantIntOp::create(
             b, loc, *runtimeDType(c.getElementType()), 32));
+      args.push_back(arith::ConstantIntOp::create(b, loc, trans, 32));
       StringRef fn =
           cuda ? kCudaGemmFn : (batched ? kSgemmBatchedFn : kSgemmFn);
       func::CallOp::create(b, loc, declare(fn, ValueRange(args).getTypes()),

@@ -10,6 +10,9 @@ void populateContractionLoweringPatterns(RewritePatternSet &patterns);
 void populateNormalizationLoweringPatterns(RewritePatternSet &patterns);
 void populateDataMovementLoweringPatterns(RewritePatternSet &patterns);
 void populateConvolutionLoweringPatterns(RewritePatternSet &patterns);
+/// After lowering: GEMMs read transposed operands through their indexing
+/// maps instead of a materialized linalg.transpose.
+void populateFoldTransposeIntoMatmulPatterns(RewritePatternSet &patterns);
 } // namespace mlir::tp
 
 #endif // TP_LIB_CONVERSION_TPTOLINALG_PATTERNS_H

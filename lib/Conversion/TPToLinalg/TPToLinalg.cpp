@@ -4,7 +4,9 @@
 #include "tp/Conversion/Passes.h"
 #include "tp/Dialect/TP/IR/TPOps.h"
 
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Transforms/DialectConversion.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace mlir::tp {
 #define GEN_PASS_DEF_TPLOWERTOLINALG
@@ -38,7 +40,21 @@ struct TPLowerToLinalgPass
     // ("failed to legalize operation 'tp.x'") at its ONNX location.
     if (failed(applyPartialConversion(getOperation(), target,
                                       std::move(patterns))))
-      signalPassFailure();
+      return signalPassFailure();
+
+    // Only the GEMMs are rewritten (no folding elsewhere).
+    SmallVector<Operation *> gemms;
+    getOperation()->walk([&](Operation *op) {
+      if (isa<linalg::MatmulOp, linalg::BatchMatmulOp>(op))
+        gemms.push_back(op);
+    });
+    RewritePatternSet folds(&getContext());
+    populateFoldTransposeIntoMatmulPatterns(folds);
+    GreedyRewriteConfig config;
+    config.setStrictness(GreedyRewriteStrictness::ExistingOps);
+    config.enableFolding(false);
+    config.enableConstantCSE(false);
+    (void)applyOpPatternsGreedily(gemms, std::move(folds), config);
   }
 };
 

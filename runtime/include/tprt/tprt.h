@@ -50,12 +50,16 @@ void tprt_reduce_scatter(int64_t src, int64_t dst, int64_t outer,
                          int64_t chunk, int32_t dtype, int64_t axes_mask,
                          int64_t site);
 
-/* Row-major f32 GEMM, accumulating: C[M,N] += A[M,K] * B[K,N]; the batched
- * form does `batch` such products on consecutive matrices. */
+/* Which GEMM operands are stored transposed: A as [K,M], B as [N,K]. */
+enum { TPRT_TRANS_A = 1, TPRT_TRANS_B = 2 };
+
+/* Row-major f32 GEMM, accumulating: C[M,N] += A[M,K] * B[K,N], with A or B
+ * read transposed as `trans` (TPRT_TRANS_*) says; the batched form does
+ * `batch` such products on consecutive matrices. */
 void tprt_sgemm(int64_t a, int64_t b, int64_t c, int64_t m, int64_t n,
-                int64_t k);
+                int64_t k, int32_t trans);
 void tprt_sgemm_batched(int64_t a, int64_t b, int64_t c, int64_t batch,
-                        int64_t m, int64_t n, int64_t k);
+                        int64_t m, int64_t n, int64_t k, int32_t trans);
 
 /* This rank's index within its group along `axes_mask` (major axis first). */
 int64_t tprt_axis_index(int64_t axes_mask);

@@ -45,8 +45,8 @@ cudaDataType cudaType(int32_t dtype) {
 void cuda::setAllowTf32(bool allow) { allowTf32 = allow; }
 
 extern "C" void tprt_cuda_gemm(int64_t a, int64_t b, int64_t c, int64_t batch,
-                               int64_t m, int64_t n, int64_t k,
-                               int32_t dtype) {
+                               int64_t m, int64_t n, int64_t k, int32_t dtype,
+                               int32_t trans) {
   auto start = std::chrono::steady_clock::now();
   cudaDataType type = cudaType(dtype);
   cublasComputeType_t compute = dtype == TPRT_F32 && allowTf32
@@ -54,10 +54,14 @@ extern "C" void tprt_cuda_gemm(int64_t a, int64_t b, int64_t c, int64_t batch,
                                     : CUBLAS_COMPUTE_32F;
   const float one = 1.0f;
   // Row-major C = A B is column-major C^T = B^T A^T: swap the operands.
+  // A row-major [N, K] B (TPRT_TRANS_B) reads as column-major B, so B^T
+  // is its transpose; likewise A.
+  bool ta = trans & TPRT_TRANS_A, tb = trans & TPRT_TRANS_B;
   cublasStatus_t s = cublasGemmStridedBatchedEx(
-      handle(), CUBLAS_OP_N, CUBLAS_OP_N, int(n), int(m), int(k), &one,
-      reinterpret_cast<const void *>(b), type, int(n), n * k,
-      reinterpret_cast<const void *>(a), type, int(k), m * k, &one,
+      handle(), tb ? CUBLAS_OP_T : CUBLAS_OP_N, ta ? CUBLAS_OP_T : CUBLAS_OP_N,
+      int(n), int(m), int(k), &one, reinterpret_cast<const void *>(b), type,
+      int(tb ? k : n), n * k, reinterpret_cast<const void *>(a), type,
+      int(ta ? m : k), m * k, &one,
       reinterpret_cast<void *>(c), type, int(n), m * n, int(batch), compute,
       CUBLAS_GEMM_DEFAULT);
   if (s != CUBLAS_STATUS_SUCCESS)

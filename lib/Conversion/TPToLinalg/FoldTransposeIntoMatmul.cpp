@@ -1,0 +1,128 @@
+//===- FoldTransposeIntoMatmul.cpp - GEMMs that read operands transposed --===//
+//
+// A Linear layer is exported as MatMul(x, Transpose(W)), attention as
+// MatMul(q, Transpose(k)), and the backward pass multiplies by transposed
+// activations and weights. Materialized, each of these transposes is a
+// strided copy of a weight or activation on every step; BLAS and cuBLAS
+// read either operand transposed for free. So a linalg.matmul /
+// linalg.batch_matmul whose operand is a linalg.transpose of the last two
+// dims (possibly behind a collapse_shape of the leading dims) reads the
+// transpose's input through a transposed indexing map instead, and the
+// transpose goes away once nothing else reads it.
+//
+//===----------------------------------------------------------------------===//
+#include "Patterns.h"
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "llvm/ADT/SetVector.h"
+
+using namespace mlir;
+
+namespace {
+
+/// The untransposed source of `operand`, when it is a transpose of its last
+/// two dims, optionally collapsed over leading dims only; the same
+/// collapse is applied to the source. Null otherwise.
+Value transposedSource(PatternRewriter &rewriter, Value operand,
+                       llvm::SetVector<Operation *> &dead) {
+  auto collapse = operand.getDefiningOp<tensor::CollapseShapeOp>();
+  Value value = collapse ? collapse.getSrc() : operand;
+  auto transpose = value.getDefiningOp<linalg::TransposeOp>();
+  if (!transpose)
+    return {};
+  ArrayRef<int64_t> perm = transpose.getPermutation();
+  int64_t rank = perm.size();
+  for (int64_t d = 0; d < rank; ++d) {
+    int64_t expected = d < rank - 2 ? d : (d == rank - 2 ? rank - 1 : rank - 2);
+    if (perm[d] != expected)
+      return {};
+  }
+  Value source = transpose.getInput();
+  if (collapse) {
+    // Only leading dims may merge: the last two stay dims of their own.
+    auto groups = collapse.getReassociationIndices();
+    if (groups.size() < 2 ||
+        groups[groups.size() - 1] != ReassociationIndices{rank - 1} ||
+        groups[groups.size() - 2] != ReassociationIndices{rank - 2})
+      return {};
+    auto sourceType = cast<RankedTensorType>(source.getType());
+    auto resultType = cast<RankedTensorType>(operand.getType());
+    SmallVector<int64_t> shape(resultType.getShape());
+    std::swap(shape[shape.size() - 1], shape[shape.size() - 2]);
+    source = tensor::CollapseShapeOp::create(
+        rewriter, collapse.getLoc(),
+        RankedTensorType::get(shape, sourceType.getElementType()), source,
+        groups);
+    dead.insert(collapse);
+  }
+  dead.insert(transpose);
+  return source;
+}
+
+/// The indexing map of a GEMM operand: (batch, m, n, k) dims, the operand's
+/// [rows, cols], read transposed or not.
+AffineMap operandMap(MLIRContext *ctx, bool batched, AffineExpr rows,
+                     AffineExpr cols, bool transposed) {
+  unsigned numDims = batched ? 4 : 3;
+  SmallVector<AffineExpr> exprs;
+  if (batched)
+    exprs.push_back(getAffineDimExpr(0, ctx));
+  exprs.push_back(transposed ? cols : rows);
+  exprs.push_back(transposed ? rows : cols);
+  return AffineMap::get(numDims, 0, exprs, ctx);
+}
+
+template <typename MatmulTy>
+struct FoldTransposeIntoMatmul : OpRewritePattern<MatmulTy> {
+  using OpRewritePattern<MatmulTy>::OpRewritePattern;
+  LogicalResult matchAndRewrite(MatmulTy op,
+                                PatternRewriter &rewriter) const override {
+    MLIRContext *ctx = op.getContext();
+    if (!op.hasPureTensorSemantics() ||
+        op.getIndexingMapsArray() != MatmulTy::getDefaultIndexingMaps(ctx))
+      return failure();
+    // Both operands may be the same transpose: each op is erased once.
+    llvm::SetVector<Operation *> dead;
+    Value lhs = transposedSource(rewriter, op.getInputs()[0], dead);
+    Value rhs = transposedSource(rewriter, op.getInputs()[1], dead);
+    if (!lhs && !rhs)
+      return failure();
+    bool batched = std::is_same_v<MatmulTy, linalg::BatchMatmulOp>;
+    unsigned first = batched ? 1 : 0;
+    AffineExpr m = getAffineDimExpr(first, ctx),
+               n = getAffineDimExpr(first + 1, ctx),
+               k = getAffineDimExpr(first + 2, ctx);
+    SmallVector<Attribute> maps = {
+        AffineMapAttr::get(operandMap(ctx, batched, m, k, bool(lhs))),
+        AffineMapAttr::get(operandMap(ctx, batched, k, n, bool(rhs))),
+        AffineMapAttr::get(op.getIndexingMapsArray()[2])};
+    auto folded = MatmulTy::create(
+        rewriter, op.getLoc(), op.getResultTypes(),
+        ValueRange{lhs ? lhs : op.getInputs()[0],
+                   rhs ? rhs : op.getInputs()[1]},
+        op.getOutputs());
+    folded.setIndexingMapsAttr(rewriter.getArrayAttr(maps));
+    rewriter.replaceOp(op, folded->getResults());
+    for (Operation *d : dead) {
+      if (!d->use_empty())
+        continue;
+      // The transpose's tensor.empty init goes with it.
+      Operation *init = nullptr;
+      if (auto t = dyn_cast<linalg::TransposeOp>(d))
+        init = t.getInit().getDefiningOp<tensor::EmptyOp>();
+      rewriter.eraseOp(d);
+      if (init && init->use_empty())
+        rewriter.eraseOp(init);
+    }
+    return success();
+  }
+};
+
+} // namespace
+
+void tp::populateFoldTransposeIntoMatmulPatterns(RewritePatternSet &patterns) {
+  patterns.add<FoldTransposeIntoMatmul<linalg::MatmulOp>,
+               FoldTransposeIntoMatmul<linalg::BatchMatmulOp>>(
+      patterns.getContext());
+}

@@ -1,0 +1,26 @@
+//===- GemmTest.cpp - tprt_sgemm on OpenBLAS, operands transposed or not --===//
+#include "GemmCase.h"
+
+#include <gtest/gtest.h>
+
+class Gemm : public testing::TestWithParam<int32_t> {};
+
+TEST_P(Gemm, MatchesLoops) {
+  GemmCase g(1, 3, 5, 4, GetParam());
+  tprt_sgemm(int64_t(g.a.data()), int64_t(g.b.data()), int64_t(g.c.data()),
+             g.m, g.n, g.k, g.trans);
+  for (size_t i = 0; i < g.c.size(); ++i)
+    EXPECT_NEAR(g.c[i], g.expected[i], 1e-5) << "element " << i;
+}
+
+TEST_P(Gemm, BatchedMatchesLoops) {
+  GemmCase g(3, 4, 2, 5, GetParam());
+  tprt_sgemm_batched(int64_t(g.a.data()), int64_t(g.b.data()),
+                     int64_t(g.c.data()), g.batch, g.m, g.n, g.k, g.trans);
+  for (size_t i = 0; i < g.c.size(); ++i)
+    EXPECT_NEAR(g.c[i], g.expected[i], 1e-5) << "element " << i;
+}
+
+INSTANTIATE_TEST_SUITE_P(Transposes, Gemm,
+                         testing::Values(0, TPRT_TRANS_A, TPRT_TRANS_B,
+                                         TPRT_TRANS_A | TPRT_TRANS_B));

@@ -10,6 +10,9 @@ void populateContractionLoweringPatterns(RewritePatternSet &patterns);
 void populateNormalizationLoweringPatterns(RewritePatternSet &patterns);
 void populateDataMovementLoweringPatterns(RewritePatternSet &patterns);
 void populateConvolutionLoweringPatterns(RewritePatternSet &patterns);
+/// Before lowering (shapes are local): a batched product summed over its
+/// batch becomes one GEMM over the flattened batch.
+void populateFlattenWeightGradientPatterns(RewritePatternSet &patterns);
 /// After lowering: GEMMs read transposed operands through their indexing
 /// maps instead of a materialized linalg.transpose.
 void populateFoldTransposeIntoMatmulPatterns(RewritePatternSet &patterns);

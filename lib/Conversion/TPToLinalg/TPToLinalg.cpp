@@ -31,6 +31,17 @@ struct ConstantLowering : OpRewritePattern<ConstantOp> {
 struct TPLowerToLinalgPass
     : tp::impl::TPLowerToLinalgBase<TPLowerToLinalgPass> {
   void runOnOperation() override {
+    // Only the batch-summed products are rewritten (no folding elsewhere).
+    GreedyRewriteConfig onlyThese;
+    onlyThese.setStrictness(GreedyRewriteStrictness::ExistingOps);
+    onlyThese.enableFolding(false);
+    onlyThese.enableConstantCSE(false);
+    SmallVector<Operation *> sums;
+    getOperation()->walk([&](ReduceSumOp op) { sums.push_back(op); });
+    RewritePatternSet flatten(&getContext());
+    populateFlattenWeightGradientPatterns(flatten);
+    (void)applyOpPatternsGreedily(sums, std::move(flatten), onlyThese);
+
     ConversionTarget target(getContext());
     target.addIllegalDialect<TPDialect>();
     target.markUnknownOpDynamicallyLegal([](Operation *) { return true; });
@@ -42,7 +53,6 @@ struct TPLowerToLinalgPass
                                       std::move(patterns))))
       return signalPassFailure();
 
-    // Only the GEMMs are rewritten (no folding elsewhere).
     SmallVector<Operation *> gemms;
     getOperation()->walk([&](Operation *op) {
       if (isa<linalg::MatmulOp, linalg::BatchMatmulOp>(op))
@@ -50,11 +60,7 @@ struct TPLowerToLinalgPass
     });
     RewritePatternSet folds(&getContext());
     populateFoldTransposeIntoMatmulPatterns(folds);
-    GreedyRewriteConfig config;
-    config.setStrictness(GreedyRewriteStrictness::ExistingOps);
-    config.enableFolding(false);
-    config.enableConstantCSE(false);
-    (void)applyOpPatternsGreedily(gemms, std::move(folds), config);
+    (void)applyOpPatternsGreedily(gemms, std::move(folds), onlyThese);
   }
 };
 

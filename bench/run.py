@@ -45,8 +45,8 @@ def parse_args():
     p.add_argument("--seq", type=int, default=512)
     p.add_argument("--repeat", type=int, default=3)
     p.add_argument("--depths", default="1,8,32,96")
-    p.add_argument("--train-depth-max", type=int, default=8,
-                   help="compile training steps only up to this depth (they take minutes)")
+    p.add_argument("--train-depth-max", type=int, default=32,
+                   help="compile training steps only up to this depth")
     p.add_argument("--skip-mpi", action="store_true")
     p.add_argument("--markdown")
     return p.parse_args()

@@ -1,7 +1,8 @@
 // The CPU target's lowering (tp-lower-to-llvm): buffers come from the
 // runtime's caching allocator (MLIR's generic allocation functions, which
 // libtprt defines), GEMMs call tprt_sgemm, and each distinct loop nest is
-// one internal, noinline function that both layers call.
+// one internal, noinline function that both layers call; the calling
+// function, straight-line code, is left unoptimized (optnone).
 // RUN: tp-opt %s --tp-lower-to-llvm | FileCheck %s
 
 // CHECK-NOT: @malloc
@@ -12,6 +13,7 @@
 // CHECK-SAME: passthrough = ["noinline"]
 // CHECK-NOT: llvm.func internal
 // CHECK-LABEL: llvm.func @two_layers(
+// CHECK-SAME: passthrough = ["noinline", "optnone"]
 // CHECK: %[[H:.*]] = llvm.call @_mlir_memref_to_llvm_alloc(
 // CHECK: llvm.call @two_layers_loop0(
 // CHECK: llvm.call @tprt_sgemm(

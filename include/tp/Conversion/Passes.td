@@ -55,7 +55,13 @@ def TPOutlineLoopNests : Pass<"tp-outline-loop-nests", "::mlir::ModuleOp"> {
 
     Nests that are the same but for the buffers they are given (a model's
     repeated layers) share one function, so a deep model's kernels are
-    optimized and compiled once.
+    optimized and compiled once. Constants come into the function (not as
+    arguments), and the calls replace the nests directly.
+
+    What is left of the calling function is one basic block of allocations
+    and calls; unless a loop stayed in it, it is marked `optnone`: LLVM's
+    code generator takes time that grows faster than a block on one block
+    of thousands of calls, and optimizing it gains nothing measurable.
   }];
   let dependentDialects = ["::mlir::func::FuncDialect",
                            "::mlir::LLVM::LLVMDialect",

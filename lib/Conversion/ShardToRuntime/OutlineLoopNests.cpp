@@ -6,6 +6,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/SCF/Utils/Utils.h"
 #include "mlir/IR/PatternMatch.h"
+#include "mlir/Interfaces/LoopLikeInterface.h"
 #include "llvm/ADT/StringMap.h"
 
 namespace mlir::tp {
@@ -41,6 +42,47 @@ static void keepOutOfLine(func::FuncOp func) {
   func->setAttr("passthrough", b.getArrayAttr({b.getStringAttr("noinline")}));
 }
 
+/// Constants the nest reads from outside are cloned in front of it. The
+/// outlined function then has them in its body instead of as arguments;
+/// and outlining, which redirects every use of a value it captures, no
+/// longer walks the thousands of uses a function's shared `%c0` has (that
+/// made the pass quadratic: minutes for a 32-layer training step).
+static void cloneConstantsInto(IRRewriter &rewriter, scf::ForOp loop,
+                               Block *block) {
+  DenseMap<Operation *, Operation *> clones;
+  OpBuilder::InsertionGuard guard(rewriter);
+  rewriter.setInsertionPointToStart(block);
+  loop->walk([&](Operation *op) {
+    for (OpOperand &operand : op->getOpOperands()) {
+      Operation *def = operand.get().getDefiningOp();
+      if (!def || !def->hasTrait<OpTrait::ConstantLike>() ||
+          loop->isAncestor(def))
+        continue;
+      Operation *&clone = clones[def];
+      if (!clone)
+        clone = rewriter.clone(*def);
+      operand.set(clone->getResult(
+          cast<OpResult>(operand.get()).getResultNumber()));
+    }
+  });
+}
+
+/// What is left of a function whose nests went out of line is one basic
+/// block of allocations and calls. LLVM's code generator schedules a block
+/// as one piece, in time that grows faster than the block (minutes for a
+/// 32-layer training step), and gains nothing measurable on it: such a
+/// function is compiled unoptimized (optnone). Not if a loop stayed in it.
+static void leaveUnoptimizedIfStraightLine(func::FuncOp func) {
+  bool loops = func.walk([](LoopLikeOpInterface) {
+                     return WalkResult::interrupt();
+                   }).wasInterrupted();
+  if (loops || !func.getBody().hasOneBlock())
+    return;
+  Builder b(func.getContext());
+  func->setAttr("passthrough", b.getArrayAttr({b.getStringAttr("noinline"),
+                                               b.getStringAttr("optnone")}));
+}
+
 struct TPOutlineLoopNestsPass
     : tp::impl::TPOutlineLoopNestsBase<TPOutlineLoopNestsPass> {
   void runOnOperation() override {
@@ -64,6 +106,7 @@ struct TPOutlineLoopNestsPass
         rewriter.setInsertionPointToEnd(block);
         auto yield = scf::YieldOp::create(rewriter, loop.getLoc());
         loop->moveBefore(yield);
+        cloneConstantsInto(rewriter, loop, block);
         std::string name =
             (func.getSymName() + "_loop" + Twine(count++)).str();
         func::CallOp call;
@@ -71,6 +114,10 @@ struct TPOutlineLoopNestsPass
             rewriter, loop.getLoc(), region.getRegion(), name, &call);
         if (failed(outlined))
           return signalPassFailure();
+        // The call alone replaces its region: thousands of regions would
+        // each split the function's block in scf-to-cf (quadratic).
+        call->moveBefore(region);
+        rewriter.eraseOp(region);
         keepOutOfLine(*outlined);
         auto [it, isNew] = nestByBody.try_emplace(bodyKey(*outlined), *outlined);
         if (!isNew) {
@@ -79,6 +126,8 @@ struct TPOutlineLoopNestsPass
           --count;
         }
       }
+      if (count > 0)
+        leaveUnoptimizedIfStraightLine(func);
     }
   }
 };

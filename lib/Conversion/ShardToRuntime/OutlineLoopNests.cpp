@@ -94,6 +94,7 @@ struct TPOutlineLoopNestsPass
       if (func.isExternal())
         continue;
       int count = 0;
+      bool outlinedAny = false;
       for (auto loop :
            llvm::to_vector(func.getBody().front().getOps<scf::ForOp>())) {
         if (!loop->getResults().empty())
@@ -118,6 +119,7 @@ struct TPOutlineLoopNestsPass
         // each split the function's block in scf-to-cf (quadratic).
         call->moveBefore(region);
         rewriter.eraseOp(region);
+        outlinedAny = true;
         keepOutOfLine(*outlined);
         auto [it, isNew] = nestByBody.try_emplace(bodyKey(*outlined), *outlined);
         if (!isNew) {
@@ -126,7 +128,7 @@ struct TPOutlineLoopNestsPass
           --count;
         }
       }
-      if (count > 0)
+      if (outlinedAny)
         leaveUnoptimizedIfStraightLine(func);
     }
   }

@@ -114,3 +114,19 @@ func.func @kept_loop(%x: memref<8xf32>) -> f32 {
   }
   return %sum : f32
 }
+
+// Every nest shared with another function's: still straight-line, optnone.
+// CHECK-LABEL: func.func @all_shared(
+// CHECK-SAME: attributes {passthrough = ["noinline", "optnone"]}
+// CHECK: call @step_loop1(
+func.func @all_shared(%x: memref<8xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  scf.for %i = %c0 to %c8 step %c1 {
+    %v = memref.load %x[%i] : memref<8xf32>
+    %w = arith.addf %v, %v : f32
+    memref.store %w, %x[%i] : memref<8xf32>
+  }
+  return
+}

@@ -4,6 +4,13 @@
 // one internal, noinline function that both layers call; the calling
 // function, straight-line code, is left unoptimized (optnone).
 // RUN: tp-opt %s --tp-lower-to-llvm | FileCheck %s
+// Softmax's exp and GELU's erf are arithmetic (tp-approximate-math), not
+// libm calls that would keep their loops from vectorizing:
+// RUN: tp-opt %s --tp-lower-to-llvm | FileCheck %s --check-prefix=MATH
+// MATH-NOT: @expf
+// MATH-NOT: @erff
+// MATH-NOT: llvm.intr.exp
+// MATH-LABEL: llvm.func @softmax_gelu(
 
 // CHECK-NOT: @malloc
 // CHECK-NOT: @free
@@ -29,4 +36,10 @@ func.func @two_layers(%x: tensor<8x64xf32>, %w: tensor<64x64xf32>) -> tensor<8x6
   %2 = tp.matmul %1, %w : tensor<8x64xf32>, tensor<64x64xf32> -> tensor<8x64xf32>
   %3 = tp.relu %2 : tensor<8x64xf32>
   return %3 : tensor<8x64xf32>
+}
+
+func.func @softmax_gelu(%x: tensor<4x16x64xf32>) -> tensor<4x16x64xf32> {
+  %0 = tp.softmax %x {axis = 2 : i64} : tensor<4x16x64xf32>
+  %1 = tp.erf %0 : tensor<4x16x64xf32>
+  return %1 : tensor<4x16x64xf32>
 }

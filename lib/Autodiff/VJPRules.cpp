@@ -463,6 +463,71 @@ LogicalResult gatherRule(Operation *op, Grad &gb, Value g,
   return success();
 }
 
+/// result = data with the axis coordinate taken from the indices: d data
+/// scatters dy back, written as the one-hot of the (wrapped) indices on a
+/// new last dim times dy, summed over the indices' axis, that last dim then
+/// moved into the axis' place.
+LogicalResult gatherElementsRule(Operation *op, Grad &gb, Value g,
+                                 SmallVectorImpl<Value> &grads) {
+  auto gather = cast<GatherElementsOp>(op);
+  RankedTensorType data = gb.typeOf(gather.getData());
+  auto ids = cast<RankedTensorType>(gather.getIndices().getType());
+  int64_t rank = data.getRank();
+  int64_t axis = gather.getAxis() < 0 ? gather.getAxis() + rank
+                                      : gather.getAxis();
+  for (int64_t d = 0; d < rank; ++d)
+    if (d != axis && ids.getDimSize(d) != data.getDimSize(d))
+      return op->emitError("no VJP rule for a GatherElements whose indices "
+                           "are smaller than the data off the axis (dim ")
+             << d << ": " << ids.getDimSize(d) << " of "
+             << data.getDimSize(d) << ")";
+  int64_t n = data.getDimSize(axis);
+  Type f = data.getElementType();
+  // Indices in [-n, n) as [0, n): (i + n) rem n.
+  auto idScalar = RankedTensorType::get({}, ids.getElementType());
+  Value depth = ConstantOp::create(
+      gb.b, gb.loc,
+      DenseElementsAttr::get(idScalar,
+                             gb.b.getIntegerAttr(ids.getElementType(), n)
+                                 .getValue()));
+  Value wrapped = RemOp::create(
+      gb.b, gb.loc, ids, AddOp::create(gb.b, gb.loc, ids, gather.getIndices(),
+                                       depth),
+      depth);
+  SmallVector<int64_t> ohShape(ids.getShape());
+  ohShape.push_back(n);
+  Value oneHot = buildOneHot(gb.b, gb.loc, RankedTensorType::get(ohShape, f),
+                             wrapped);
+  SmallVector<int64_t> gShape(ids.getShape());
+  gShape.push_back(1);
+  Value weighted = gb.mul(
+      oneHot,
+      ReshapeOp::create(gb.b, gb.loc, RankedTensorType::get(gShape, f), g));
+  SmallVector<int64_t> kept(ohShape);
+  kept[axis] = 1;
+  Value summed = ReduceSumOp::create(
+      gb.b, gb.loc, RankedTensorType::get(kept, f), weighted,
+      gb.b.getDenseI64ArrayAttr({axis}), gb.b.getBoolAttr(true));
+  SmallVector<int64_t> perm = llvm::to_vector(llvm::seq<int64_t>(0, rank + 1));
+  std::swap(perm[axis], perm[rank]);
+  std::swap(kept[axis], kept[rank]);
+  Value moved = TransposeOp::create(gb.b, gb.loc, RankedTensorType::get(kept, f),
+                                    summed, gb.b.getDenseI64ArrayAttr(perm));
+  grads.push_back(ReshapeOp::create(gb.b, gb.loc, data, moved));
+  grads.push_back(Value()); // the indices
+  return success();
+}
+
+/// r = a - trunc(a / b) b: dr/da = 1, dr/db = -trunc(a / b) = (r - a) / b.
+LogicalResult remRule(Operation *op, Grad &gb, Value g,
+                      SmallVectorImpl<Value> &grads) {
+  Value a = op->getOperand(0), b = op->getOperand(1), r = op->getResult(0);
+  grads.push_back(gb.unbroadcast(g, a.getType()));
+  grads.push_back(
+      gb.unbroadcast(gb.mul(g, gb.div(gb.sub(r, a), b)), b.getType()));
+  return success();
+}
+
 } // namespace
 
 Value tp::buildOneHot(OpBuilder &b, Location loc, RankedTensorType type,
@@ -515,5 +580,7 @@ void tp::registerVJPInterfaceExternalModels(DialectRegistry &registry) {
     attach<ConcatOp, concatRule>(ctx);
     attach<SliceOp, sliceRule>(ctx);
     attach<GatherOp, gatherRule>(ctx);
+    attach<GatherElementsOp, gatherElementsRule>(ctx);
+    attach<RemOp, remRule>(ctx);
   });
 }

@@ -167,6 +167,24 @@ case("slice", "  s = Constant <value = int64[2] {1, 1}> ()\n  e = Constant <valu
 case("gather", "  ids = Constant <value = int64[5] {0, 2, 1, 2, 4}> ()\n  e = Gather (w, ids)\n"
      "  y = Mul (e, x)", f32(5, 3), {"w": f32(6, 3)},
      lambda x, w: w[[0, 2, 1, 2, 4]] * x)
+# GatherElements: indices repeat (the gradient accumulates) and count from
+# the end when negative; along the last axis and along the first.
+ids_last = np.array([[0, -1], [2, 2], [-4, 1]])
+case("gather_elements", "  ids = Constant <value = int64[3,2] {0, -1, 2, 2, -4, 1}> ()\n"
+     "  e = GatherElements <axis = 1> (w, ids)\n  y = Mul (e, x)", f32(3, 2), {"w": f32(3, 4)},
+     lambda x, w: np.take_along_axis(w, ids_last % 4, 1) * x)
+ids_first = np.array([[3, 0, -1], [1, 1, 2], [0, -4, 3], [2, 3, 3], [-2, 0, 1]])
+case("gather_elements_axis0", "  ids = Constant <value = int64[5,3] {3, 0, -1, 1, 1, 2, 0, -4, 3, "
+     "2, 3, 3, -2, 0, 1}> ()\n  e = GatherElements <axis = 0> (w, ids)\n  y = Mul (e, x)",
+     f32(5, 3), {"w": f32(4, 3)}, lambda x, w: np.take_along_axis(w, ids_first % 4, 0) * x)
+# Mod (fmod = 1), as dividend and as divisor: quotients kept between
+# integers (n + 0.3 .. n + 0.7), away from fmod's jumps.
+xmod = (f32(3, 4) + np.sign(f32(3, 4)) * 0.5).astype(np.float32)
+quotient = rng.integers(-2, 3, (3, 4)) + rng.uniform(0.3, 0.7, (3, 4))
+case("rem", "  y = Mod <fmod = 1> (w, x)", xmod, {"w": (xmod * quotient).astype(np.float32)},
+     lambda x, w: np.fmod(w, x))
+case("rem_divisor", "  y = Mod <fmod = 1> (x, w)", xmod, {"w": (xmod / quotient).astype(np.float32)},
+     lambda x, w: np.fmod(x, w))
 
 with open(os.path.join(out, "cases"), "w") as f:
     f.write("\n".join(cases) + "\n")

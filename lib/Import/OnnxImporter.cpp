@@ -420,6 +420,31 @@ OwningOpRef<ModuleOp> GraphImporter::run(onnx::ModelProto &model) {
                   << "' is not produced by any node";
       return {};
     }
+    // A declared shape must be what the graph computes: ONNX's inference
+    // checks it only where it can infer. Dims without a value (symbolic)
+    // match anything. With --shape, declarations describe the model as
+    // exported, not as bound, and are not compared.
+    ArrayRef<int64_t> ours =
+        cast<RankedTensorType>(it->second.getType()).getShape();
+    if (options.inputShapes.empty() && out.type().has_tensor_type() &&
+        out.type().tensor_type().has_shape()) {
+      const auto &dims = out.type().tensor_type().shape().dim();
+      bool agrees = dims.size() == int64_t(ours.size());
+      SmallVector<std::string> declared;
+      for (const auto &[d, dim] : llvm::enumerate(dims)) {
+        declared.push_back(dim.has_dim_value() ? std::to_string(dim.dim_value())
+                           : dim.dim_param().empty() ? "?"
+                                                     : dim.dim_param());
+        agrees &= !dim.has_dim_value() ||
+                  (d < ours.size() && dim.dim_value() == ours[d]);
+      }
+      if (!agrees) {
+        fileError() << "graph output '" << out.name() << "' is declared ["
+                    << llvm::join(declared, ", ")
+                    << "] but the graph computes " << formatShape(ours);
+        return {};
+      }
+    }
     results.push_back(it->second);
     resultTypes.push_back(it->second.getType());
   }

@@ -5,6 +5,7 @@
 // stops: nobody is left waiting).
 //
 //===----------------------------------------------------------------------===//
+#include "Fatal.h"
 #include "tprt/DType.h"
 #include "tprt/Program.h"
 #include "tprt/tprt.h"
@@ -20,12 +21,15 @@ static thread_local RankContext *current = nullptr;
 void tprt::setRankContext(RankContext *context) { current = context; }
 RankContext *tprt::currentRankContext() { return current; }
 
+void tprt::fatal(const std::string &message) {
+  std::fprintf(stderr, "tprt: error: %s\n", message.c_str());
+  std::fflush(stderr);
+  std::_Exit(1);
+}
+
 static RankContext &context() {
-  if (!current) {
-    std::fprintf(stderr, "tprt: error: a program called the runtime from a "
-                         "thread that is not a rank\n");
-    std::_Exit(1);
-  }
+  if (!current)
+    fatal("a program called the runtime from a thread that is not a rank");
   return *current;
 }
 

@@ -1,17 +1,8 @@
 //===- CachingAllocator.cpp - freed blocks kept for reuse, by size --------===//
 #include "CachingAllocator.h"
-
-#include <cstdio>
-#include <cstdlib>
+#include "Fatal.h"
 
 using namespace tprt;
-
-void CachingAllocator::fail(const std::string &message) const {
-  // Generated code cannot handle an error: the message, then the end.
-  std::fprintf(stderr, "tprt: error: %s\n", message.c_str());
-  std::fflush(stderr);
-  std::_Exit(1);
-}
 
 void *CachingAllocator::allocate(size_t bytes) {
   size_t size = ((bytes ? bytes : 1) + granule - 1) / granule * granule;
@@ -29,7 +20,7 @@ void *CachingAllocator::allocate(size_t bytes) {
     block = obtain(size, why);
   }
   if (!block)
-    fail("cannot allocate " + std::to_string(size) + " bytes of " + memory +
+    fatal("cannot allocate " + std::to_string(size) + " bytes of " + memory +
          " memory (" + std::to_string(reserved) +
          " held by the program): " + why);
   sizes[block] = size;
@@ -39,7 +30,7 @@ void *CachingAllocator::allocate(size_t bytes) {
 
 void *CachingAllocator::allocateAligned(size_t alignment, size_t bytes) {
   if (alignment > granule)
-    fail("the program asks for " + std::to_string(alignment) +
+    fatal("the program asks for " + std::to_string(alignment) +
          "-byte aligned memory; the " + memory + " allocator gives " +
          std::to_string(granule));
   return allocate(bytes);
@@ -51,7 +42,7 @@ void CachingAllocator::release(void *block) {
   std::lock_guard<std::mutex> lock(mutex);
   auto it = sizes.find(block);
   if (it == sizes.end())
-    fail(std::string("freeing memory the ") + memory +
+    fatal(std::string("freeing memory the ") + memory +
          " allocator did not hand out");
   cached.emplace(it->second, block);
 }

@@ -31,7 +31,7 @@ public:
       : memory(memory), granule(granule), obtain(obtain), give(give) {}
 
   /// Sizes round up to the granule; a cached block of at most twice the
-  /// request is reused. Ends the process when no memory is left.
+  /// request is reused. Ends the process (fatal) when no memory is left.
   void *allocate(size_t bytes);
   /// Keeps the block for reuse; ends the process for a pointer it did not
   /// hand out.
@@ -43,7 +43,6 @@ public:
   size_t reservedBytes();
 
 private:
-  [[noreturn]] void fail(const std::string &message) const;
   void giveBackCached();
 
   const char *memory;

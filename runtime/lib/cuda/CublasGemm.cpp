@@ -20,7 +20,7 @@ cublasHandle_t handle() {
   thread_local cublasHandle_t h = nullptr;
   if (!h) {
     if (cublasCreate(&h) != CUBLAS_STATUS_SUCCESS)
-      cuda::fatal("cannot create a cuBLAS handle");
+      fatal("cannot create a cuBLAS handle");
     cublasSetStream(h, cuda::currentStream());
   }
   return h;
@@ -35,7 +35,7 @@ cudaDataType cudaType(int32_t dtype) {
   case TPRT_BF16:
     return CUDA_R_16BF;
   default:
-    cuda::fatal("tprt_cuda_gemm: element type code " + std::to_string(dtype) +
+    fatal("tprt_cuda_gemm: element type code " + std::to_string(dtype) +
                 " is not f32, f16 or bf16");
   }
 }
@@ -65,7 +65,7 @@ extern "C" void tprt_cuda_gemm(int64_t a, int64_t b, int64_t c, int64_t batch,
       reinterpret_cast<void *>(c), type, int(n), m * n, int(batch), compute,
       CUBLAS_GEMM_DEFAULT);
   if (s != CUBLAS_STATUS_SUCCESS)
-    cuda::fatal("cuBLAS GEMM " + std::to_string(m) + "x" + std::to_string(n) +
+    fatal("cuBLAS GEMM " + std::to_string(m) + "x" + std::to_string(n) +
                 "x" + std::to_string(k) + " (batch " + std::to_string(batch) +
                 ") failed: " + cublasGetStatusString(s));
   // Like every launch of the program, the GEMM is waited for (buffers are

@@ -2,15 +2,15 @@
 #ifndef TPRT_LIB_CUDA_CUDAINTERNAL_H
 #define TPRT_LIB_CUDA_CUDAINTERNAL_H
 
+#include "../Fatal.h"
+
 #include <cuda_runtime.h>
 #include <string>
 
 namespace tprt::cuda {
 
-/// Generated code cannot handle errors: print and end the process (every
-/// rank thread with it; MPI ranks see this one vanish and time out).
-[[noreturn]] void fatal(const std::string &message);
-/// fatal() with `what` and CUDA's reason unless `error` is cudaSuccess.
+/// tprt::fatal() with `what` and CUDA's reason unless `error` is
+/// cudaSuccess.
 void check(cudaError_t error, const char *what);
 /// The calling thread's stream, created on first use.
 cudaStream_t currentStream();

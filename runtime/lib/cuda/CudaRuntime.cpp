@@ -20,12 +20,6 @@
 
 using namespace tprt;
 
-void cuda::fatal(const std::string &message) {
-  std::fprintf(stderr, "tprt: error: %s\n", message.c_str());
-  std::fflush(stderr);
-  std::_Exit(1);
-}
-
 void cuda::check(cudaError_t error, const char *what) {
   if (error != cudaSuccess)
     fatal(std::string(what) + ": " + cudaGetErrorString(error));

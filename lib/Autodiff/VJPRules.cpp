@@ -73,13 +73,11 @@ struct Grad {
   Value transposeLast2(Value v) {
     auto t = typeOf(v);
     int64_t r = t.getRank();
-    SmallVector<int64_t> perm = llvm::to_vector(llvm::seq<int64_t>(0, r));
-    std::swap(perm[r - 1], perm[r - 2]);
     SmallVector<int64_t> shape(t.getShape());
     std::swap(shape[r - 1], shape[r - 2]);
     return TransposeOp::create(
         b, loc, RankedTensorType::get(shape, t.getElementType()), v,
-        b.getDenseI64ArrayAttr(perm));
+        b.getDenseI64ArrayAttr(swapLastTwo(r)));
   }
 };
 

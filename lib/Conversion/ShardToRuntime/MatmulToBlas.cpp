@@ -1,5 +1,6 @@
 //===- MatmulToBlas.cpp - f32 matmuls on buffers -> tprt GEMM calls -------===//
 #include "tp/Conversion/Passes.h"
+#include "tp/Conversion/TPToLinalg.h"
 #include "tp/Runtime/RuntimeABI.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -26,32 +27,18 @@ bool isPlainGemmOperand(Value v, bool cuda) {
 }
 
 /// TPRT_TRANS_* for the operands a (batch_)matmul reads transposed
-/// (FoldTransposeIntoMatmul's indexing maps); none for other maps.
+/// (tp-lower-to-linalg's gemmIndexingMaps); none for other maps.
 std::optional<int32_t> transposedOperands(linalg::LinalgOp op) {
+  bool batched = isa<linalg::BatchMatmulOp>(op);
   SmallVector<AffineMap> maps = op.getIndexingMapsArray();
-  unsigned first = isa<linalg::BatchMatmulOp>(op) ? 1 : 0;
-  MLIRContext *ctx = op->getContext();
-  AffineExpr m = getAffineDimExpr(first, ctx),
-             n = getAffineDimExpr(first + 1, ctx),
-             k = getAffineDimExpr(first + 2, ctx);
-  // An operand's last two results: [rows, cols], or swapped when transposed.
-  auto reads = [&](AffineMap map, AffineExpr rows,
-                   AffineExpr cols) -> std::optional<bool> {
-    if (map.getNumResults() != first + 2 ||
-        (first && map.getResult(0) != getAffineDimExpr(0, ctx)))
-      return std::nullopt;
-    AffineExpr r = map.getResult(first), c = map.getResult(first + 1);
-    if (r == rows && c == cols)
-      return false;
-    if (r == cols && c == rows)
-      return true;
-    return std::nullopt;
-  };
-  std::optional<bool> a = reads(maps[0], m, k), b = reads(maps[1], k, n),
-                      c = reads(maps[2], m, n);
-  if (!a || !b || !c || *c)
-    return std::nullopt;
-  return (*a ? TPRT_TRANS_A : 0) | (*b ? TPRT_TRANS_B : 0);
+  for (int32_t trans : {0, int(TPRT_TRANS_A), int(TPRT_TRANS_B),
+                        TPRT_TRANS_A | TPRT_TRANS_B})
+    if (ArrayRef(maps) ==
+        ArrayRef(tp::gemmIndexingMaps(op->getContext(), batched,
+                                      trans & TPRT_TRANS_A,
+                                      trans & TPRT_TRANS_B)))
+      return trans;
+  return std::nullopt;
 }
 
 struct TPLowerMatmulToBlasPass
@@ -75,7 +62,7 @@ struct TPLowerMatmulToBlasPass
       f.setPrivate();
       return f;
     };
-    SmallVector<linalg::LinalgOp> matmuls;
+    SmallVector<std::pair<linalg::LinalgOp, int32_t>> matmuls;
     module.walk([&](linalg::LinalgOp op) {
       if (!isa<linalg::MatmulOp, linalg::BatchMatmulOp>(op) ||
           !op.hasPureBufferSemantics())
@@ -86,11 +73,10 @@ struct TPLowerMatmulToBlasPass
                    getElementTypeOrSelf(v.getType()) == elem;
           }))
         return;
-      if (transposedOperands(op))
-        matmuls.push_back(op);
+      if (std::optional<int32_t> trans = transposedOperands(op))
+        matmuls.push_back({op, *trans});
     });
-    for (linalg::LinalgOp op : matmuls) {
-      int32_t trans = *transposedOperands(op);
+    for (auto [op, trans] : matmuls) {
       b.setInsertionPoint(op);
       Location loc = op.getLoc();
       SmallVector<Value> args;

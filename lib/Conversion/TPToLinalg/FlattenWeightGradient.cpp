@@ -42,10 +42,7 @@ struct FlattenWeightGradient : OpRewritePattern<ReduceSumOp> {
     if (rank < 3 || gType.getRank() != rank ||
         aType.getShape().drop_back(2) != gType.getShape().drop_back(2))
       return failure();
-    SmallVector<int64_t> swapLast2 =
-        llvm::to_vector(llvm::seq<int64_t>(0, rank));
-    std::swap(swapLast2[rank - 1], swapLast2[rank - 2]);
-    if (transpose.getPerm() != ArrayRef<int64_t>(swapLast2) ||
+    if (transpose.getPerm() != ArrayRef(swapLastTwo(rank)) ||
         sum.getAxes() != ArrayRef<int64_t>(llvm::to_vector(
                              llvm::seq<int64_t>(0, rank - 2))))
       return failure();

@@ -12,6 +12,8 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Patterns.h"
+#include "tp/Conversion/TPToLinalg.h"
+#include "tp/Dialect/TP/IR/TPShapes.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -33,11 +35,8 @@ Value transposedSource(PatternRewriter &rewriter, Value operand,
     return {};
   ArrayRef<int64_t> perm = transpose.getPermutation();
   int64_t rank = perm.size();
-  for (int64_t d = 0; d < rank; ++d) {
-    int64_t expected = d < rank - 2 ? d : (d == rank - 2 ? rank - 1 : rank - 2);
-    if (perm[d] != expected)
-      return {};
-  }
+  if (perm != ArrayRef(tp::swapLastTwo(rank)))
+    return {};
   Value source = transpose.getInput();
   if (collapse) {
     // Only leading dims may merge: the last two stay dims of their own.
@@ -60,19 +59,6 @@ Value transposedSource(PatternRewriter &rewriter, Value operand,
   return source;
 }
 
-/// The indexing map of a GEMM operand: (batch, m, n, k) dims, the operand's
-/// [rows, cols], read transposed or not.
-AffineMap operandMap(MLIRContext *ctx, bool batched, AffineExpr rows,
-                     AffineExpr cols, bool transposed) {
-  unsigned numDims = batched ? 4 : 3;
-  SmallVector<AffineExpr> exprs;
-  if (batched)
-    exprs.push_back(getAffineDimExpr(0, ctx));
-  exprs.push_back(transposed ? cols : rows);
-  exprs.push_back(transposed ? rows : cols);
-  return AffineMap::get(numDims, 0, exprs, ctx);
-}
-
 template <typename MatmulTy>
 struct FoldTransposeIntoMatmul : OpRewritePattern<MatmulTy> {
   using OpRewritePattern<MatmulTy>::OpRewritePattern;
@@ -89,20 +75,13 @@ struct FoldTransposeIntoMatmul : OpRewritePattern<MatmulTy> {
     if (!lhs && !rhs)
       return failure();
     bool batched = std::is_same_v<MatmulTy, linalg::BatchMatmulOp>;
-    unsigned first = batched ? 1 : 0;
-    AffineExpr m = getAffineDimExpr(first, ctx),
-               n = getAffineDimExpr(first + 1, ctx),
-               k = getAffineDimExpr(first + 2, ctx);
-    SmallVector<Attribute> maps = {
-        AffineMapAttr::get(operandMap(ctx, batched, m, k, bool(lhs))),
-        AffineMapAttr::get(operandMap(ctx, batched, k, n, bool(rhs))),
-        AffineMapAttr::get(op.getIndexingMapsArray()[2])};
     auto folded = MatmulTy::create(
         rewriter, op.getLoc(), op.getResultTypes(),
         ValueRange{lhs ? lhs : op.getInputs()[0],
                    rhs ? rhs : op.getInputs()[1]},
         op.getOutputs());
-    folded.setIndexingMapsAttr(rewriter.getArrayAttr(maps));
+    folded.setIndexingMapsAttr(rewriter.getAffineMapArrayAttr(
+        tp::gemmIndexingMaps(ctx, batched, bool(lhs), bool(rhs))));
     rewriter.replaceOp(op, folded->getResults());
     for (Operation *d : dead) {
       if (!d->use_empty())
@@ -120,6 +99,24 @@ struct FoldTransposeIntoMatmul : OpRewritePattern<MatmulTy> {
 };
 
 } // namespace
+
+SmallVector<AffineMap, 3> tp::gemmIndexingMaps(MLIRContext *ctx, bool batched,
+                                               bool transA, bool transB) {
+  unsigned first = batched ? 1 : 0;
+  AffineExpr m = getAffineDimExpr(first, ctx),
+             n = getAffineDimExpr(first + 1, ctx),
+             k = getAffineDimExpr(first + 2, ctx);
+  auto operand = [&](AffineExpr rows, AffineExpr cols, bool transposed) {
+    SmallVector<AffineExpr> exprs;
+    if (batched)
+      exprs.push_back(getAffineDimExpr(0, ctx));
+    exprs.push_back(transposed ? cols : rows);
+    exprs.push_back(transposed ? rows : cols);
+    return AffineMap::get(first + 3, 0, exprs, ctx);
+  };
+  return {operand(m, k, transA), operand(k, n, transB),
+          operand(m, n, false)};
+}
 
 void tp::populateFoldTransposeIntoMatmulPatterns(RewritePatternSet &patterns) {
   patterns.add<FoldTransposeIntoMatmul<linalg::MatmulOp>,

@@ -4,6 +4,7 @@
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Diagnostics.h"
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/Sequence.h"
 #include "llvm/Support/raw_ostream.h"
 
 using namespace mlir;
@@ -15,6 +16,12 @@ std::string tp::formatShape(ArrayRef<int64_t> shape) {
   llvm::interleaveComma(shape, os);
   os << ']';
   return s;
+}
+
+SmallVector<int64_t> tp::swapLastTwo(int64_t rank) {
+  SmallVector<int64_t> perm = llvm::to_vector(llvm::seq<int64_t>(0, rank));
+  std::swap(perm[rank - 1], perm[rank - 2]);
+  return perm;
 }
 
 std::optional<SmallVector<int64_t>>

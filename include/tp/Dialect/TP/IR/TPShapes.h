@@ -25,6 +25,10 @@ std::string formatShape(ArrayRef<int64_t> shape);
 std::optional<SmallVector<int64_t>>
 broadcastShapes(ArrayRef<int64_t> lhs, ArrayRef<int64_t> rhs, std::string &why);
 
+/// The permutation of `rank` dims that swaps the last two (a matmul operand
+/// transposed).
+SmallVector<int64_t> swapLastTwo(int64_t rank);
+
 /// numpy matmul on rank >= 2 operands: `[.., M, K] x [.., K, N] -> [.., M, N]`
 /// with broadcast batch dims.
 std::optional<SmallVector<int64_t>>

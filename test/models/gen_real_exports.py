@@ -1,0 +1,520 @@
+#!/usr/bin/python3
+"""Real exports: small models exported by torch.onnx.export with its defaults.
+
+Run by hand with Debian's python3-torch (1.13) and python3-onnx; CI uses the
+committed outputs. Nothing is renamed or cleaned after export: the files are
+what a user of `torch.onnx.export` gets.
+
+    /usr/bin/python3 test/models/gen_real_exports.py [family ...]
+
+Families (Hugging Face-style code written here, narrow configs, random
+weights): gpt2 (fused c_attn, Conv1D [in, out] weights, tied LM head, tanh
+GELU, causal mask buffer), llama (RMSNorm, rotary with rotate_half, SwiGLU,
+causal mask built in forward), bert (token-type embeddings, attention mask
+input, erf GELU).
+
+Each family folder gets:
+  model.onnx            defaults: do_constant_folding=True, opset 13
+  model_unfolded.onnx   do_constant_folding=False, opset 13
+  model_opset17.onnx    defaults at opset 17 (families with LayerNorm)
+  input_<name>.npy      the graph inputs
+  output.npy            PyTorch's forward output
+  labels.npy, loss.npy  cross_entropy labels and loss (language models) or
+                        mean(output**2) (encoders)
+  grads/<init>.npy      d loss / d initializer of model.onnx, keyed by the
+                        ONNX initializer name (a folded `onnx::MatMul_<n>`
+                        holds W^T, so its gradient is PyTorch's grad^T; a
+                        tied weight's gradient is the sum of its uses, as
+                        in PyTorch)
+  grads_unfolded/<init>.npy  the same for model_unfolded.onnx
+  modules.txt           model.named_modules(): what a plan names
+"""
+import math
+import os
+import sys
+
+import numpy as np
+import onnx
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from onnx import numpy_helper
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+# --- GPT-2 (transformers' modeling_gpt2, narrowed) ---------------------------
+
+class Conv1D(nn.Module):
+    """A Linear whose weight is stored [in, out] (transformers' Conv1D)."""
+
+    def __init__(self, nf, nx):
+        super().__init__()
+        self.nf = nf
+        self.weight = nn.Parameter(torch.randn(nx, nf) * 0.2)
+        self.bias = nn.Parameter(torch.randn(nf) * 0.1)
+
+    def forward(self, x):
+        size_out = x.size()[:-1] + (self.nf,)
+        x = torch.addmm(self.bias, x.view(-1, x.size(-1)), self.weight)
+        return x.view(size_out)
+
+
+def gelu_new(x):
+    return 0.5 * x * (1.0 + torch.tanh(math.sqrt(2.0 / math.pi) *
+                                       (x + 0.044715 * torch.pow(x, 3.0))))
+
+
+class GPT2Attention(nn.Module):
+    def __init__(self, cfg):
+        super().__init__()
+        n = cfg["n_positions"]
+        self.register_buffer(
+            "bias", torch.tril(torch.ones((n, n), dtype=torch.bool)).view(1, 1, n, n))
+        self.register_buffer("masked_bias", torch.tensor(-1e4))
+        self.embed_dim = cfg["n_embd"]
+        self.num_heads = cfg["n_head"]
+        self.head_dim = self.embed_dim // self.num_heads
+        self.split_size = self.embed_dim
+        self.c_attn = Conv1D(3 * self.embed_dim, self.embed_dim)
+        self.c_proj = Conv1D(self.embed_dim, self.embed_dim)
+
+    def _split_heads(self, t):
+        t = t.view(t.size()[:-1] + (self.num_heads, self.head_dim))
+        return t.permute(0, 2, 1, 3)
+
+    def _merge_heads(self, t):
+        t = t.permute(0, 2, 1, 3).contiguous()
+        return t.view(t.size()[:-2] + (self.num_heads * self.head_dim,))
+
+    def forward(self, hidden_states):
+        query, key, value = self.c_attn(hidden_states).split(self.split_size, dim=2)
+        query, key, value = map(self._split_heads, (query, key, value))
+        attn_weights = torch.matmul(query, key.transpose(-1, -2))
+        attn_weights = attn_weights / torch.full(
+            [], value.size(-1) ** 0.5, dtype=attn_weights.dtype)
+        query_length, key_length = query.size(-2), key.size(-2)
+        causal_mask = self.bias[:, :, key_length - query_length:key_length, :key_length]
+        mask_value = torch.finfo(attn_weights.dtype).min
+        mask_value = torch.full([], mask_value, dtype=attn_weights.dtype)
+        attn_weights = torch.where(causal_mask, attn_weights, mask_value)
+        attn_weights = nn.functional.softmax(attn_weights, dim=-1)
+        attn_output = torch.matmul(attn_weights, value)
+        return self.c_proj(self._merge_heads(attn_output))
+
+
+class GPT2MLP(nn.Module):
+    def __init__(self, cfg):
+        super().__init__()
+        self.c_fc = Conv1D(4 * cfg["n_embd"], cfg["n_embd"])
+        self.c_proj = Conv1D(cfg["n_embd"], 4 * cfg["n_embd"])
+
+    def forward(self, x):
+        return self.c_proj(gelu_new(self.c_fc(x)))
+
+
+class GPT2Block(nn.Module):
+    def __init__(self, cfg):
+        super().__init__()
+        self.ln_1 = nn.LayerNorm(cfg["n_embd"], eps=1e-5)
+        self.attn = GPT2Attention(cfg)
+        self.ln_2 = nn.LayerNorm(cfg["n_embd"], eps=1e-5)
+        self.mlp = GPT2MLP(cfg)
+
+    def forward(self, x):
+        x = x + self.attn(self.ln_1(x))
+        return x + self.mlp(self.ln_2(x))
+
+
+class GPT2Model(nn.Module):
+    def __init__(self, cfg):
+        super().__init__()
+        self.wte = nn.Embedding(cfg["vocab_size"], cfg["n_embd"])
+        self.wpe = nn.Embedding(cfg["n_positions"], cfg["n_embd"])
+        self.h = nn.ModuleList([GPT2Block(cfg) for _ in range(cfg["n_layer"])])
+        self.ln_f = nn.LayerNorm(cfg["n_embd"], eps=1e-5)
+
+    def forward(self, input_ids):
+        input_shape = input_ids.size()
+        position_ids = torch.arange(0, input_shape[-1], dtype=torch.long)
+        position_ids = position_ids.unsqueeze(0).view(-1, input_shape[-1])
+        hidden = self.wte(input_ids) + self.wpe(position_ids)
+        for block in self.h:
+            hidden = block(hidden)
+        return self.ln_f(hidden)
+
+
+class GPT2LMHeadModel(nn.Module):
+    def __init__(self, cfg):
+        super().__init__()
+        self.transformer = GPT2Model(cfg)
+        self.lm_head = nn.Linear(cfg["n_embd"], cfg["vocab_size"], bias=False)
+        self.lm_head.weight = self.transformer.wte.weight  # tied
+
+    def forward(self, input_ids):
+        return self.lm_head(self.transformer(input_ids))
+
+
+# --- LLaMA (transformers' modeling_llama, narrowed) --------------------------
+
+class LlamaRMSNorm(nn.Module):
+    def __init__(self, hidden_size, eps=1e-6):
+        super().__init__()
+        self.weight = nn.Parameter(torch.ones(hidden_size))
+        self.variance_epsilon = eps
+
+    def forward(self, hidden_states):
+        variance = hidden_states.pow(2).mean(-1, keepdim=True)
+        hidden_states = hidden_states * torch.rsqrt(variance + self.variance_epsilon)
+        return self.weight * hidden_states
+
+
+class LlamaRotaryEmbedding(nn.Module):
+    def __init__(self, dim, base=10000):
+        super().__init__()
+        inv_freq = 1.0 / (base ** (torch.arange(0, dim, 2).float() / dim))
+        self.register_buffer("inv_freq", inv_freq)
+
+    def forward(self, seq_len):
+        t = torch.arange(seq_len, dtype=self.inv_freq.dtype)
+        freqs = torch.einsum("i,j->ij", t, self.inv_freq)
+        emb = torch.cat((freqs, freqs), dim=-1)
+        return emb.cos()[None, None, :, :], emb.sin()[None, None, :, :]
+
+
+def rotate_half(x):
+    x1 = x[..., : x.shape[-1] // 2]
+    x2 = x[..., x.shape[-1] // 2:]
+    return torch.cat((-x2, x1), dim=-1)
+
+
+class LlamaAttention(nn.Module):
+    def __init__(self, cfg):
+        super().__init__()
+        self.hidden_size = cfg["hidden_size"]
+        self.num_heads = cfg["num_attention_heads"]
+        self.head_dim = self.hidden_size // self.num_heads
+        self.q_proj = nn.Linear(self.hidden_size, self.hidden_size, bias=False)
+        self.k_proj = nn.Linear(self.hidden_size, self.hidden_size, bias=False)
+        self.v_proj = nn.Linear(self.hidden_size, self.hidden_size, bias=False)
+        self.o_proj = nn.Linear(self.hidden_size, self.hidden_size, bias=False)
+        self.rotary_emb = LlamaRotaryEmbedding(self.head_dim)
+
+    def forward(self, hidden_states, attention_mask):
+        bsz, q_len, _ = hidden_states.size()
+        shape = (bsz, q_len, self.num_heads, self.head_dim)
+        q = self.q_proj(hidden_states).view(shape).transpose(1, 2)
+        k = self.k_proj(hidden_states).view(shape).transpose(1, 2)
+        v = self.v_proj(hidden_states).view(shape).transpose(1, 2)
+        cos, sin = self.rotary_emb(q_len)
+        q = (q * cos) + (rotate_half(q) * sin)
+        k = (k * cos) + (rotate_half(k) * sin)
+        attn = torch.matmul(q, k.transpose(2, 3)) / math.sqrt(self.head_dim)
+        attn = attn + attention_mask
+        attn = nn.functional.softmax(attn, dim=-1, dtype=torch.float32)
+        out = torch.matmul(attn, v).transpose(1, 2).reshape(bsz, q_len, self.hidden_size)
+        return self.o_proj(out)
+
+
+class LlamaMLP(nn.Module):
+    def __init__(self, cfg):
+        super().__init__()
+        h, i = cfg["hidden_size"], cfg["intermediate_size"]
+        self.gate_proj = nn.Linear(h, i, bias=False)
+        self.down_proj = nn.Linear(i, h, bias=False)
+        self.up_proj = nn.Linear(h, i, bias=False)
+        self.act_fn = nn.SiLU()
+
+    def forward(self, x):
+        return self.down_proj(self.act_fn(self.gate_proj(x)) * self.up_proj(x))
+
+
+class LlamaDecoderLayer(nn.Module):
+    def __init__(self, cfg):
+        super().__init__()
+        self.self_attn = LlamaAttention(cfg)
+        self.mlp = LlamaMLP(cfg)
+        self.input_layernorm = LlamaRMSNorm(cfg["hidden_size"])
+        self.post_attention_layernorm = LlamaRMSNorm(cfg["hidden_size"])
+
+    def forward(self, x, attention_mask):
+        x = x + self.self_attn(self.input_layernorm(x), attention_mask)
+        return x + self.mlp(self.post_attention_layernorm(x))
+
+
+def make_causal_mask(bsz, tgt_len, dtype):
+    mask = torch.full((tgt_len, tgt_len), torch.tensor(torch.finfo(dtype).min))
+    mask_cond = torch.arange(mask.size(-1))
+    mask.masked_fill_(mask_cond < (mask_cond + 1).view(mask.size(-1), 1), 0)
+    return mask[None, None, :, :].expand(bsz, 1, tgt_len, tgt_len)
+
+
+class LlamaModel(nn.Module):
+    def __init__(self, cfg):
+        super().__init__()
+        self.embed_tokens = nn.Embedding(cfg["vocab_size"], cfg["hidden_size"])
+        self.layers = nn.ModuleList(
+            [LlamaDecoderLayer(cfg) for _ in range(cfg["num_hidden_layers"])])
+        self.norm = LlamaRMSNorm(cfg["hidden_size"])
+
+    def forward(self, input_ids):
+        bsz, seq_len = input_ids.shape
+        mask = make_causal_mask(bsz, seq_len, torch.float32)
+        x = self.embed_tokens(input_ids)
+        for layer in self.layers:
+            x = layer(x, mask)
+        return self.norm(x)
+
+
+class LlamaForCausalLM(nn.Module):
+    def __init__(self, cfg):
+        super().__init__()
+        self.model = LlamaModel(cfg)
+        self.lm_head = nn.Linear(cfg["hidden_size"], cfg["vocab_size"], bias=False)
+
+    def forward(self, input_ids):
+        return self.lm_head(self.model(input_ids))
+
+
+# --- BERT (transformers' modeling_bert, narrowed) ----------------------------
+
+class BertEmbeddings(nn.Module):
+    def __init__(self, cfg):
+        super().__init__()
+        h = cfg["hidden_size"]
+        self.word_embeddings = nn.Embedding(cfg["vocab_size"], h)
+        self.position_embeddings = nn.Embedding(cfg["max_position_embeddings"], h)
+        self.token_type_embeddings = nn.Embedding(cfg["type_vocab_size"], h)
+        self.LayerNorm = nn.LayerNorm(h, eps=1e-12)
+        self.register_buffer(
+            "position_ids", torch.arange(cfg["max_position_embeddings"]).expand((1, -1)))
+
+    def forward(self, input_ids, token_type_ids):
+        seq_length = input_ids.size()[1]
+        position_ids = self.position_ids[:, 0:seq_length]
+        e = (self.word_embeddings(input_ids) + self.token_type_embeddings(token_type_ids)
+             + self.position_embeddings(position_ids))
+        return self.LayerNorm(e)
+
+
+class BertSelfAttention(nn.Module):
+    def __init__(self, cfg):
+        super().__init__()
+        h = cfg["hidden_size"]
+        self.num_attention_heads = cfg["num_attention_heads"]
+        self.attention_head_size = h // self.num_attention_heads
+        self.all_head_size = h
+        self.query = nn.Linear(h, h)
+        self.key = nn.Linear(h, h)
+        self.value = nn.Linear(h, h)
+
+    def transpose_for_scores(self, x):
+        new_x_shape = x.size()[:-1] + (self.num_attention_heads, self.attention_head_size)
+        return x.view(new_x_shape).permute(0, 2, 1, 3)
+
+    def forward(self, hidden_states, attention_mask):
+        q = self.transpose_for_scores(self.query(hidden_states))
+        k = self.transpose_for_scores(self.key(hidden_states))
+        v = self.transpose_for_scores(self.value(hidden_states))
+        scores = torch.matmul(q, k.transpose(-1, -2)) / math.sqrt(self.attention_head_size)
+        scores = scores + attention_mask
+        probs = nn.functional.softmax(scores, dim=-1)
+        ctx = torch.matmul(probs, v).permute(0, 2, 1, 3).contiguous()
+        return ctx.view(ctx.size()[:-2] + (self.all_head_size,))
+
+
+class BertSelfOutput(nn.Module):
+    def __init__(self, cfg):
+        super().__init__()
+        self.dense = nn.Linear(cfg["hidden_size"], cfg["hidden_size"])
+        self.LayerNorm = nn.LayerNorm(cfg["hidden_size"], eps=1e-12)
+
+    def forward(self, hidden_states, input_tensor):
+        return self.LayerNorm(self.dense(hidden_states) + input_tensor)
+
+
+class BertAttention(nn.Module):
+    def __init__(self, cfg):
+        super().__init__()
+        self.self = BertSelfAttention(cfg)
+        self.output = BertSelfOutput(cfg)
+
+    def forward(self, hidden_states, attention_mask):
+        return self.output(self.self(hidden_states, attention_mask), hidden_states)
+
+
+class BertIntermediate(nn.Module):
+    def __init__(self, cfg):
+        super().__init__()
+        self.dense = nn.Linear(cfg["hidden_size"], cfg["intermediate_size"])
+
+    def forward(self, x):
+        return F.gelu(self.dense(x))
+
+
+class BertOutput(nn.Module):
+    def __init__(self, cfg):
+        super().__init__()
+        self.dense = nn.Linear(cfg["intermediate_size"], cfg["hidden_size"])
+        self.LayerNorm = nn.LayerNorm(cfg["hidden_size"], eps=1e-12)
+
+    def forward(self, hidden_states, input_tensor):
+        return self.LayerNorm(self.dense(hidden_states) + input_tensor)
+
+
+class BertLayer(nn.Module):
+    def __init__(self, cfg):
+        super().__init__()
+        self.attention = BertAttention(cfg)
+        self.intermediate = BertIntermediate(cfg)
+        self.output = BertOutput(cfg)
+
+    def forward(self, x, attention_mask):
+        a = self.attention(x, attention_mask)
+        return self.output(self.intermediate(a), a)
+
+
+class BertEncoder(nn.Module):
+    def __init__(self, cfg):
+        super().__init__()
+        self.layer = nn.ModuleList([BertLayer(cfg) for _ in range(cfg["num_hidden_layers"])])
+
+    def forward(self, x, attention_mask):
+        for layer in self.layer:
+            x = layer(x, attention_mask)
+        return x
+
+
+class BertModel(nn.Module):
+    def __init__(self, cfg):
+        super().__init__()
+        self.embeddings = BertEmbeddings(cfg)
+        self.encoder = BertEncoder(cfg)
+
+    def forward(self, input_ids, token_type_ids, attention_mask):
+        ext = attention_mask[:, None, None, :].to(torch.float32)
+        ext = (1.0 - ext) * torch.finfo(torch.float32).min
+        return self.encoder(self.embeddings(input_ids, token_type_ids), ext)
+
+
+# --- export and references ----------------------------------------------------
+
+def init_norms(model, gen):
+    """LayerNorm / RMSNorm weights 1 + 0.1 randn and biases 0.1 randn, so a
+    swapped scale and shift shows up."""
+    with torch.no_grad():
+        for m in model.modules():
+            if isinstance(m, (nn.LayerNorm, LlamaRMSNorm)):
+                m.weight.copy_(1 + 0.1 * torch.randn(m.weight.shape, generator=gen))
+                if getattr(m, "bias", None) is not None:
+                    m.bias.copy_(0.1 * torch.randn(m.bias.shape, generator=gen))
+
+
+def families():
+    B, S = 4, 8
+    gen = torch.Generator().manual_seed(1235)
+    ids = lambda v: torch.randint(0, v, (B, S), generator=gen)
+
+    def gpt2():
+        torch.manual_seed(1234)
+        cfg = dict(vocab_size=96, n_positions=16, n_embd=32, n_head=4, n_layer=2)
+        m = GPT2LMHeadModel(cfg)
+        return m, {"input_ids": ids(96)}, "lm", True
+
+    def llama():
+        torch.manual_seed(1234)
+        cfg = dict(vocab_size=96, hidden_size=32, intermediate_size=64,
+                   num_attention_heads=4, num_hidden_layers=2)
+        return LlamaForCausalLM(cfg), {"input_ids": ids(96)}, "lm", False
+
+    def bert():
+        torch.manual_seed(1234)
+        cfg = dict(vocab_size=96, hidden_size=32, intermediate_size=64,
+                   num_attention_heads=4, num_hidden_layers=2,
+                   max_position_embeddings=16, type_vocab_size=2)
+        mask = torch.ones(B, S, dtype=torch.long)
+        mask[1, 6:] = 0
+        mask[3, 5:] = 0
+        inputs = {"input_ids": ids(96), "token_type_ids": ids(2), "attention_mask": mask}
+        return BertModel(cfg), inputs, "mse", True
+
+    return {"gpt2": gpt2, "llama": llama, "bert": bert}
+
+
+def loss_of(kind, out, labels):
+    if kind == "lm":
+        return F.cross_entropy(out.reshape(-1, out.shape[-1]), labels.reshape(-1))
+    return (out ** 2).mean()
+
+
+def initializer_grads(path, model, grads):
+    """Gradients keyed by the ONNX initializers of `path`: an initializer
+    named after a parameter takes its gradient; one whose data is a
+    parameter transposed (a folded W^T) takes the gradient transposed."""
+    params = dict(model.named_parameters())
+    out = {}
+    for init in onnx.load(path).graph.initializer:
+        data = numpy_helper.to_array(init)
+        if data.dtype != np.float32:
+            continue
+        if init.name in params:
+            out[init.name] = grads[init.name]
+            continue
+        for name, p in params.items():
+            w = p.detach().numpy()
+            if w.ndim == 2 and w.T.shape == data.shape and np.array_equal(w.T, data):
+                out[init.name] = grads[name].T
+                break
+        else:
+            print(f"  {init.name}: a buffer (no parameter has its data), no gradient")
+    return out
+
+
+def export(name, make):
+    model, inputs, kind, has_ln_opset17 = make()
+    gen = torch.Generator().manual_seed(1236)
+    init_norms(model, gen)
+    model.eval()
+    d = os.path.join(HERE, name)
+    os.makedirs(d, exist_ok=True)
+    args = tuple(inputs.values())
+    names = list(inputs.keys())
+    exports = [("model.onnx", 13, True), ("model_unfolded.onnx", 13, False)]
+    if has_ln_opset17:
+        exports.append(("model_opset17.onnx", 17, True))
+    for file, opset, fold in exports:
+        torch.onnx.export(model, args, os.path.join(d, file), opset_version=opset,
+                          do_constant_folding=fold, input_names=names,
+                          output_names=["output"])
+        onnx.checker.check_model(onnx.load(os.path.join(d, file)))
+    for n, t in inputs.items():
+        np.save(os.path.join(d, f"input_{n}.npy"), t.numpy())
+    out = model(*args)
+    np.save(os.path.join(d, "output.npy"), out.detach().numpy())
+    labels = None
+    if kind == "lm":
+        labels = torch.randint(0, out.shape[-1], out.shape[:-1], generator=gen)
+        np.save(os.path.join(d, "labels.npy"), labels.numpy())
+    loss = loss_of(kind, out, labels)
+    np.save(os.path.join(d, "loss.npy"), loss.detach().numpy().astype(np.float32))
+    model.zero_grad()
+    loss.backward()
+    grads = {n: p.grad.numpy() for n, p in model.named_parameters()}
+    for file, sub in (("model.onnx", "grads"), ("model_unfolded.onnx", "grads_unfolded")):
+        gd = os.path.join(d, sub)
+        os.makedirs(gd, exist_ok=True)
+        for f in os.listdir(gd):
+            os.remove(os.path.join(gd, f))
+        for init, g in initializer_grads(os.path.join(d, file), model, grads).items():
+            np.save(os.path.join(gd, init + ".npy"), g.astype(np.float32))
+    with open(os.path.join(d, "modules.txt"), "w") as f:
+        for n, m in model.named_modules():
+            if n:
+                f.write(f"{n} {type(m).__name__}\n")
+    print(f"{name}: loss {loss.item():.6f}, output {list(out.shape)}")
+
+
+if __name__ == "__main__":
+    fams = families()
+    for name in sys.argv[1:] or fams:
+        export(name, fams[name])

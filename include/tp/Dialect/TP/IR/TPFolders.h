@@ -1,8 +1,9 @@
 //===- TPFolders.h - constant folding shared by tp ops --------*- C++ -*-===//
 //
 // Folding matters at import time: ONNX shape arithmetic (Shape, Gather,
-// Concat, Mul on shape vectors) feeds Reshape targets, and the importer needs
-// those targets as constants to keep every shape static.
+// Concat, Mul on shape vectors) feeds Reshape targets, exporters leave whole
+// subgraphs of constants (expand's shape, causal masks), and the importer
+// needs those values as constants to keep every shape static.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TP_DIALECT_TP_IR_TPFOLDERS_H
@@ -13,10 +14,20 @@
 
 namespace mlir::tp {
 
-/// Folds a broadcasting binary tp op whose operands are both constants and
-/// whose result is small; each operand must have the result's shape or hold
-/// a single element.
-OpFoldResult foldBinaryOp(Operation *op, Attribute lhs, Attribute rhs);
+class TransposeOp;
+
+/// Folding gives up on results with more elements than this (4 MiB of f32):
+/// bigger constants of a model are weights, stored once in the ONNX file.
+constexpr int64_t kMaxFoldElements = 1 << 20;
+
+/// Evaluates an elementwise tp op (binary arithmetic, comparison, logical,
+/// unary, where) or tp.expand whose operands are all constants, with ONNX
+/// broadcasting; null when an operand is not constant, the result is over
+/// kMaxFoldElements, or the value is undefined (integer division by zero).
+OpFoldResult foldElementwise(Operation *op, ArrayRef<Attribute> operands);
+
+/// Evaluates tp.transpose of a constant.
+OpFoldResult foldTranspose(TransposeOp op, Attribute input);
 
 } // namespace mlir::tp
 

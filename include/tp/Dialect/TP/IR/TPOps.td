@@ -67,7 +67,7 @@ class TP_BroadcastBinaryOp<string mnemonic, string onnxName, list<Trait> traits 
   let hasFolder = 1;
   let extraClassDefinition = [{
     ::mlir::OpFoldResult $cppClass::fold(FoldAdaptor adaptor) {
-      return ::mlir::tp::foldBinaryOp(*this, adaptor.getLhs(), adaptor.getRhs());
+      return ::mlir::tp::foldElementwise(*this, adaptor.getOperands());
     }
     ::llvm::LogicalResult $cppClass::verify() {
       return ::mlir::tp::verifyBinaryOpType(*this, ::mlir::tp::broadcastShapes);
@@ -104,6 +104,12 @@ class TP_CompareOp<string mnemonic, string onnxName>
     $lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)
   }];
   let hasVerifier = 1;
+  let hasFolder = 1;
+  let extraClassDefinition = [{
+    ::mlir::OpFoldResult $cppClass::fold(FoldAdaptor adaptor) {
+      return ::mlir::tp::foldElementwise(*this, adaptor.getOperands());
+    }
+  }];
 }
 def TP_GreaterOp : TP_CompareOp<"greater", "Greater">;
 def TP_LessOp : TP_CompareOp<"less", "Less">;
@@ -121,6 +127,12 @@ class TP_LogicalOp<string mnemonic, string onnxName>
     $lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)
   }];
   let hasVerifier = 1;
+  let hasFolder = 1;
+  let extraClassDefinition = [{
+    ::mlir::OpFoldResult $cppClass::fold(FoldAdaptor adaptor) {
+      return ::mlir::tp::foldElementwise(*this, adaptor.getOperands());
+    }
+  }];
 }
 def TP_AndOp : TP_LogicalOp<"and", "And">;
 def TP_OrOp : TP_LogicalOp<"or", "Or">;
@@ -130,6 +142,12 @@ def TP_NotOp : TP_Op<"not", [Pure, SameOperandsAndResultType]> {
   let arguments = (ins StaticShapeTensorOf<[I1]>:$input);
   let results = (outs StaticShapeTensorOf<[I1]>:$result);
   let assemblyFormat = "$input attr-dict `:` type($input)";
+  let hasFolder = 1;
+  let extraClassDefinition = [{
+    ::mlir::OpFoldResult $cppClass::fold(FoldAdaptor adaptor) {
+      return ::mlir::tp::foldElementwise(*this, adaptor.getOperands());
+    }
+  }];
 }
 def TP_MaxOp : TP_BroadcastBinaryOp<"max", "Max", [Commutative]>;
 def TP_MinOp : TP_BroadcastBinaryOp<"min", "Min", [Commutative]>;
@@ -143,6 +161,12 @@ class TP_UnaryOp<string mnemonic, string onnxName, list<Trait> traits = []>
   let arguments = (ins TP_FloatTensor:$input);
   let results = (outs TP_FloatTensor:$result);
   let assemblyFormat = "$input attr-dict `:` type($input)";
+  let hasFolder = 1;
+  let extraClassDefinition = [{
+    ::mlir::OpFoldResult $cppClass::fold(FoldAdaptor adaptor) {
+      return ::mlir::tp::foldElementwise(*this, adaptor.getOperands());
+    }
+  }];
 }
 
 def TP_ReluOp : TP_UnaryOp<"relu", "Relu"> {
@@ -205,6 +229,12 @@ def TP_WhereOp : TP_Op<"where", [Pure]> {
     `,` type($rhs) `->` type($result)
   }];
   let hasVerifier = 1;
+  let hasFolder = 1;
+  let extraClassDefinition = [{
+    ::mlir::OpFoldResult $cppClass::fold(FoldAdaptor adaptor) {
+      return ::mlir::tp::foldElementwise(*this, adaptor.getOperands());
+    }
+  }];
 }
 
 //===----------------------------------------------------------------------===//
@@ -408,6 +438,12 @@ def TP_TransposeOp : TP_Op<"transpose", [Pure]> {
   let results = (outs TP_Tensor:$result);
   let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
   let hasVerifier = 1;
+  let hasFolder = 1;
+  let extraClassDefinition = [{
+    ::mlir::OpFoldResult $cppClass::fold(FoldAdaptor adaptor) {
+      return ::mlir::tp::foldTranspose(*this, adaptor.getInput());
+    }
+  }];
 }
 
 def TP_ConcatOp : TP_Op<"concat", [Pure]> {
@@ -544,6 +580,12 @@ def TP_ExpandOp : TP_Op<"expand", [Pure]> {
   let results = (outs TP_Tensor:$result);
   let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
   let hasVerifier = 1;
+  let hasFolder = 1;
+  let extraClassDefinition = [{
+    ::mlir::OpFoldResult $cppClass::fold(FoldAdaptor adaptor) {
+      return ::mlir::tp::foldElementwise(*this, adaptor.getOperands());
+    }
+  }];
 }
 
 #endif // TP_DIALECT_TP_IR_TPOPS_TD

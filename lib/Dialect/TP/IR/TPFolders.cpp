@@ -292,3 +292,91 @@ OpFoldResult tp::foldTranspose(TransposeOp op, Attribute input) {
   }
   return writeElements(type, out);
 }
+
+/// The result of `type` whose element at each multi-index is element
+/// `source(index)` (operand number, linear index) of `in`.
+static DenseElementsAttr
+gatherFrom(RankedTensorType type, ArrayRef<Elements> in,
+           function_ref<std::pair<unsigned, int64_t>(ArrayRef<int64_t>)>
+               source) {
+  Elements out;
+  out.isFloat = isa<FloatType>(type.getElementType());
+  SmallVector<int64_t> index(type.getRank(), 0);
+  for (int64_t k = 0; k < type.getNumElements(); ++k) {
+    auto [operand, linear] = source(index);
+    if (out.isFloat)
+      out.floats.push_back(in[operand].f(linear));
+    else
+      out.ints.push_back(in[operand].i(linear));
+    for (int64_t d = type.getRank() - 1; d >= 0; --d) {
+      if (++index[d] < type.getDimSize(d))
+        break;
+      index[d] = 0;
+    }
+  }
+  return writeElements(type, out);
+}
+
+/// Row-major linear index of `index` in `shape`.
+static int64_t linearIndex(ArrayRef<int64_t> shape, ArrayRef<int64_t> index) {
+  int64_t linear = 0;
+  for (auto [d, i] : llvm::zip(shape, index))
+    linear = linear * d + i;
+  return linear;
+}
+
+OpFoldResult tp::foldConcat(ConcatOp op, ArrayRef<Attribute> inputs) {
+  auto type = op.getType();
+  if (type.getNumElements() > kMaxFoldElements)
+    return {};
+  SmallVector<Elements> in;
+  for (Attribute a : inputs) {
+    std::optional<Elements> e = readElements(a);
+    if (!e)
+      return {};
+    in.push_back(std::move(*e));
+  }
+  int64_t axis = op.getAxis();
+  return gatherFrom(type, in, [&](ArrayRef<int64_t> index) {
+    SmallVector<int64_t> at(index);
+    unsigned i = 0;
+    while (at[axis] >= in[i].shape[axis])
+      at[axis] -= in[i++].shape[axis];
+    return std::make_pair(i, linearIndex(in[i].shape, at));
+  });
+}
+
+OpFoldResult tp::foldSlice(SliceOp op, Attribute input) {
+  auto type = op.getType();
+  std::optional<Elements> in = readElements(input);
+  if (!in || type.getNumElements() > kMaxFoldElements)
+    return {};
+  ArrayRef<int64_t> starts = op.getStarts(), steps = op.getSteps();
+  return gatherFrom(type, *in, [&](ArrayRef<int64_t> index) {
+    SmallVector<int64_t> at;
+    for (auto [d, i] : llvm::enumerate(index))
+      at.push_back(starts[d] + i * steps[d]);
+    return std::make_pair(0u, linearIndex(in->shape, at));
+  });
+}
+
+OpFoldResult tp::foldGather(GatherOp op, Attribute data, Attribute indices) {
+  auto type = op.getType();
+  std::optional<Elements> d = readElements(data), ids = readElements(indices);
+  if (!d || !ids || type.getNumElements() > kMaxFoldElements)
+    return {};
+  int64_t axis = op.getAxis() < 0 ? op.getAxis() + d->shape.size()
+                                  : op.getAxis();
+  int64_t size = d->shape[axis], k = ids->shape.size();
+  for (int64_t i = 0; i < ids->size(); ++i)
+    if (ids->i(i) < -size || ids->i(i) >= size)
+      return {}; // out of range: the runtime reports it
+  return gatherFrom(type, *d, [&](ArrayRef<int64_t> index) {
+    // result [pre, ids..., post] reads data [pre, ids[...], post].
+    SmallVector<int64_t> at(index.take_front(axis));
+    int64_t id = ids->i(linearIndex(ids->shape, index.slice(axis, k)));
+    at.push_back(id < 0 ? id + size : id);
+    llvm::append_range(at, index.drop_front(axis + k));
+    return std::make_pair(0u, linearIndex(d->shape, at));
+  });
+}

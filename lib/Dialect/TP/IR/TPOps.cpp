@@ -257,16 +257,7 @@ LogicalResult ConcatOp::verify() {
 OpFoldResult ConcatOp::fold(FoldAdaptor adaptor) {
   if (getInputs().size() == 1)
     return getInputs().front();
-  if (getType().getRank() != 1)
-    return {};
-  SmallVector<Attribute> values;
-  for (Attribute a : adaptor.getInputs()) {
-    auto attr = dyn_cast_if_present<DenseElementsAttr>(a);
-    if (!attr)
-      return {};
-    llvm::append_range(values, attr.getValues<Attribute>());
-  }
-  return DenseElementsAttr::get(getType(), values);
+  return foldConcat(*this, adaptor.getInputs());
 }
 
 LogicalResult SliceOp::verify() {
@@ -294,14 +285,7 @@ LogicalResult SliceOp::verify() {
 OpFoldResult SliceOp::fold(FoldAdaptor adaptor) {
   if (getInput().getType() == getType())
     return getInput();
-  auto attr = dyn_cast_if_present<DenseElementsAttr>(adaptor.getInput());
-  if (!attr || getType().getRank() != 1)
-    return {};
-  auto all = llvm::to_vector(attr.getValues<Attribute>());
-  SmallVector<Attribute> values;
-  for (int64_t i = getStarts()[0]; i < getLimits()[0]; i += getSteps()[0])
-    values.push_back(all[i]);
-  return DenseElementsAttr::get(getType(), values);
+  return foldSlice(*this, adaptor.getInput());
 }
 
 /// Shared by gather and masked_gather: the result is
@@ -410,22 +394,7 @@ LogicalResult GatherElementsOp::verify() {
 }
 
 OpFoldResult GatherOp::fold(FoldAdaptor adaptor) {
-  auto data = dyn_cast_if_present<DenseElementsAttr>(adaptor.getData());
-  auto indices = dyn_cast_if_present<DenseElementsAttr>(adaptor.getIndices());
-  if (!data || !indices || data.getType().getRank() != 1)
-    return {};
-  auto all = llvm::to_vector(data.getValues<Attribute>());
-  int64_t size = all.size();
-  SmallVector<Attribute> values;
-  for (const APInt &i : indices.getValues<APInt>()) {
-    int64_t idx = i.getSExtValue();
-    if (idx < 0)
-      idx += size;
-    if (idx < 0 || idx >= size)
-      return {};
-    values.push_back(all[idx]);
-  }
-  return DenseElementsAttr::get(getType(), values);
+  return foldGather(*this, adaptor.getData(), adaptor.getIndices());
 }
 
 LogicalResult ExpandOp::verify() {

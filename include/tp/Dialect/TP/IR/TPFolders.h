@@ -15,6 +15,9 @@
 namespace mlir::tp {
 
 class TransposeOp;
+class ConcatOp;
+class SliceOp;
+class GatherOp;
 
 /// Folding gives up on results with more elements than this (4 MiB of f32):
 /// bigger constants of a model are weights, stored once in the ONNX file.
@@ -26,8 +29,12 @@ constexpr int64_t kMaxFoldElements = 1 << 20;
 /// kMaxFoldElements, or the value is undefined (integer division by zero).
 OpFoldResult foldElementwise(Operation *op, ArrayRef<Attribute> operands);
 
-/// Evaluates tp.transpose of a constant.
+/// Evaluates tp.transpose, tp.concat, tp.slice and tp.gather of constants
+/// (any rank).
 OpFoldResult foldTranspose(TransposeOp op, Attribute input);
+OpFoldResult foldConcat(ConcatOp op, ArrayRef<Attribute> inputs);
+OpFoldResult foldSlice(SliceOp op, Attribute input);
+OpFoldResult foldGather(GatherOp op, Attribute data, Attribute indices);
 
 } // namespace mlir::tp
 

@@ -16,12 +16,6 @@ using namespace mlir::tp;
 
 namespace {
 
-std::string nodeOf(Operation *op) {
-  if (auto name = dyn_cast<NameLoc>(op->getLoc()))
-    return name.getName().str();
-  return "";
-}
-
 struct TPAutodiffPass : tp::impl::TPAutodiffBase<TPAutodiffPass> {
   using TPAutodiffBase::TPAutodiffBase;
 
@@ -198,7 +192,7 @@ struct TPAutodiffPass : tp::impl::TPAutodiffBase<TPAutodiffPass> {
       auto vjp = dyn_cast<VJPOpInterface>(op);
       if (!vjp)
         return op->emitError("no VJP rule for '")
-               << op->getName() << "' (ONNX node '" << nodeOf(op)
+               << op->getName() << "' (ONNX node '" << onnxNodeOf(op)
                << "'): tp cannot differentiate through it";
       SmallVector<Value> operandGrads;
       if (failed(vjp.buildVJP(b, it->second, operandGrads)))

@@ -69,6 +69,19 @@ struct Grad {
     return ExpandOp::create(b, loc, input, k);
   }
 
+  /// Result dim i is dim perm[i] of `v`; `v` itself for the identity.
+  Value permute(Value v, ArrayRef<int64_t> perm) {
+    if (llvm::equal(perm, llvm::seq<int64_t>(0, perm.size())))
+      return v;
+    auto t = typeOf(v);
+    SmallVector<int64_t> shape;
+    for (int64_t p : perm)
+      shape.push_back(t.getDimSize(p));
+    return TransposeOp::create(
+        b, loc, RankedTensorType::get(shape, t.getElementType()), v,
+        b.getDenseI64ArrayAttr(perm));
+  }
+
   /// Swaps the last two dims (matmul's transposed operand).
   Value transposeLast2(Value v) {
     auto t = typeOf(v);
@@ -176,6 +189,21 @@ LogicalResult tanhRule(Operation *op, Grad &gb, Value g,
                        SmallVectorImpl<Value> &grads) {
   Value y = op->getResult(0);
   grads.push_back(gb.mul(g, gb.sub(gb.scalar(y, 1.0), gb.mul(y, y))));
+  return success();
+}
+
+LogicalResult sinRule(Operation *op, Grad &gb, Value g,
+                      SmallVectorImpl<Value> &grads) {
+  Value x = op->getOperand(0);
+  grads.push_back(gb.mul(g, CosOp::create(gb.b, gb.loc, x)));
+  return success();
+}
+
+LogicalResult cosRule(Operation *op, Grad &gb, Value g,
+                      SmallVectorImpl<Value> &grads) {
+  Value x = op->getOperand(0);
+  Value s = SinOp::create(gb.b, gb.loc, x);
+  grads.push_back(gb.mul(g, NegOp::create(gb.b, gb.loc, s)));
   return success();
 }
 
@@ -397,7 +425,7 @@ LogicalResult sliceRule(Operation *op, Grad &gb, Value g,
   auto slice = cast<SliceOp>(op);
   if (llvm::any_of(slice.getSteps(), [](int64_t s) { return s != 1; }))
     return op->emitError("no VJP rule for a strided slice (steps ")
-           << slice.getSteps() << ")";
+           << slice.getSteps() << ") at ONNX node '" << onnxNodeOf(op) << "'";
   auto in = gb.typeOf(slice.getInput());
   Value cur = g;
   for (int64_t d = 0; d < in.getRank(); ++d) {
@@ -434,29 +462,68 @@ LogicalResult sliceRule(Operation *op, Grad &gb, Value g,
 /// rows of dy by id, written as onehot(ids)^T dy, a matmul that tp shards
 /// like the lookup (a vocab-split table gets its slice's rows, no
 /// communication).
+/// result = data with its `axis` replaced by the indices' dims (an
+/// embedding lookup on axis 0; `x[:, 0]` on axis 1). d data sums dy over
+/// the positions that read each row: with the indices' dims moved first and
+/// everything else flattened, onehot(ids)^T @ dy, then the gathered axis
+/// moved back into place.
 LogicalResult gatherRule(Operation *op, Grad &gb, Value g,
                          SmallVectorImpl<Value> &grads) {
   auto gather = cast<GatherOp>(op);
   auto data = gb.typeOf(gather.getData());
-  if (gather.getAxis() != 0)
-    return op->emitError("no VJP rule for a Gather on axis ")
-           << gather.getAxis() << " (only axis 0, an embedding lookup)";
   auto ids = cast<RankedTensorType>(gather.getIndices().getType());
-  int64_t n = ids.getNumElements(), vocab = data.getDimSize(0);
-  int64_t row = data.getNumElements() / vocab;
+  int64_t r = data.getRank(), k = ids.getRank();
+  int64_t a = gather.getAxis() < 0 ? gather.getAxis() + r : gather.getAxis();
+  int64_t n = ids.getNumElements(), vocab = data.getDimSize(a);
+  int64_t rest = data.getNumElements() / vocab;
   Type f = data.getElementType();
+  // dy is [pre, ids, post]: move the indices' dims first.
+  SmallVector<int64_t> toFront;
+  for (int64_t d = a; d < a + k; ++d)
+    toFront.push_back(d);
+  for (int64_t d = 0; d < a; ++d)
+    toFront.push_back(d);
+  for (int64_t d = a + k; d < a + k + r - a - 1; ++d)
+    toFront.push_back(d);
+  Value dy = gb.permute(g, toFront);
   SmallVector<int64_t> ohShape(ids.getShape());
   ohShape.push_back(vocab);
+  // Negative indices count from the end, as in the forward gather.
+  Type idType = ids.getElementType();
+  auto scalarOf = [&](int64_t v) -> Value {
+    auto t = RankedTensorType::get({}, idType);
+    return ConstantOp::create(
+        gb.b, gb.loc,
+        DenseElementsAttr::get(t, APInt(idType.getIntOrFloatBitWidth(), v,
+                                        /*isSigned=*/true)));
+  };
+  Value negative = LessOp::create(
+      gb.b, gb.loc, RankedTensorType::get(ids.getShape(), gb.b.getI1Type()),
+      gather.getIndices(), scalarOf(0));
+  Value wrapped = WhereOp::create(
+      gb.b, gb.loc, ids, negative,
+      AddOp::create(gb.b, gb.loc, gather.getIndices(), scalarOf(vocab)),
+      gather.getIndices());
   Value oneHot = buildOneHot(gb.b, gb.loc, RankedTensorType::get(ohShape, f),
-                             gather.getIndices());
+                             wrapped);
   Value ohFlat = ReshapeOp::create(gb.b, gb.loc,
                                    RankedTensorType::get({n, vocab}, f), oneHot);
   Value gFlat =
-      ReshapeOp::create(gb.b, gb.loc, RankedTensorType::get({n, row}, f), g);
+      ReshapeOp::create(gb.b, gb.loc, RankedTensorType::get({n, rest}, f), dy);
   Value table = MatMulOp::create(gb.b, gb.loc,
-                                 RankedTensorType::get({vocab, row}, f),
+                                 RankedTensorType::get({vocab, rest}, f),
                                  gb.transposeLast2(ohFlat), gFlat);
-  grads.push_back(ReshapeOp::create(gb.b, gb.loc, data, table));
+  // [vocab, pre, post] -> data's layout.
+  SmallVector<int64_t> tableShape{vocab};
+  SmallVector<int64_t> back;
+  for (int64_t d = 0; d < r; ++d) {
+    if (d != a)
+      tableShape.push_back(data.getDimSize(d));
+    back.push_back(d < a ? d + 1 : d == a ? 0 : d);
+  }
+  Value shaped = ReshapeOp::create(
+      gb.b, gb.loc, RankedTensorType::get(tableShape, f), table);
+  grads.push_back(gb.permute(shaped, back));
   grads.push_back(Value()); // the ids
   return success();
 }
@@ -478,7 +545,8 @@ LogicalResult gatherElementsRule(Operation *op, Grad &gb, Value g,
       return op->emitError("no VJP rule for a GatherElements whose indices "
                            "are smaller than the data off the axis (dim ")
              << d << ": " << ids.getDimSize(d) << " of "
-             << data.getDimSize(d) << ")";
+             << data.getDimSize(d) << ") at ONNX node '" << onnxNodeOf(op)
+             << "'";
   int64_t n = data.getDimSize(axis);
   Type f = data.getElementType();
   // Indices in [-n, n) as [0, n): (i + n) rem n.
@@ -528,6 +596,12 @@ LogicalResult remRule(Operation *op, Grad &gb, Value g,
 
 } // namespace
 
+std::string tp::onnxNodeOf(Operation *op) {
+  if (auto name = dyn_cast<NameLoc>(op->getLoc()))
+    return name.getName().str();
+  return "";
+}
+
 Value tp::buildOneHot(OpBuilder &b, Location loc, RankedTensorType type,
                       Value labels) {
   Value zero = ConstantOp::create(
@@ -558,6 +632,8 @@ void tp::registerVJPInterfaceExternalModels(DialectRegistry &registry) {
     attach<SqrtOp, sqrtRule>(ctx);
     attach<ErfOp, erfRule>(ctx);
     attach<TanhOp, tanhRule>(ctx);
+    attach<SinOp, sinRule>(ctx);
+    attach<CosOp, cosRule>(ctx);
     attach<SigmoidOp, sigmoidRule>(ctx);
     attach<ExpOp, expRule>(ctx);
     attach<LogOp, logRule>(ctx);

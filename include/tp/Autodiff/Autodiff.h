@@ -14,6 +14,9 @@ namespace mlir::tp {
 void registerVJPInterfaceExternalModels(DialectRegistry &registry);
 
 /// tp.one_hot of integer `labels` over all of `type`'s last dim (offset 0):
+/// The ONNX node an op was imported from (its NameLoc), for messages.
+std::string onnxNodeOf(Operation *op);
+
 /// the cross-entropy loss and the embedding gradient build it.
 Value buildOneHot(OpBuilder &b, Location loc, RankedTensorType type,
                   Value labels);

@@ -84,6 +84,8 @@ for op, fn, low in [("Neg", lambda w: -w, None),
                     ("Sqrt", np.sqrt, 0.3),
                     ("Erf", erf, None),
                     ("Tanh", np.tanh, None),
+                    ("Sin", np.sin, None),
+                    ("Cos", np.cos, None),
                     ("Sigmoid", lambda w: 1 / (1 + np.exp(-w)), None),
                     ("Exp", np.exp, None),
                     ("Log", np.log, 0.3),
@@ -167,6 +169,13 @@ case("slice", "  s = Constant <value = int64[2] {1, 1}> ()\n  e = Constant <valu
 case("gather", "  ids = Constant <value = int64[5] {0, 2, 1, 2, 4}> ()\n  e = Gather (w, ids)\n"
      "  y = Mul (e, x)", f32(5, 3), {"w": f32(6, 3)},
      lambda x, w: w[[0, 2, 1, 2, 4]] * x)
+# Gather on another axis: ViT's class-token select x[:, 0] (a scalar index),
+# and a matrix of indices that repeat and count from the end.
+case("gather_axis1_scalar", "  i = Constant <value = int64 {0}> ()\n  e = Gather <axis = 1> (w, i)\n"
+     "  y = Mul (e, x)", f32(2, 3), {"w": f32(2, 5, 3)}, lambda x, w: w[:, 0] * x)
+case("gather_axis1", "  ids = Constant <value = int64[2,2] {0, 4, -1, 0}> ()\n"
+     "  e = Gather <axis = 1> (w, ids)\n  y = Mul (e, x)", f32(2, 2, 2, 3), {"w": f32(2, 5, 3)},
+     lambda x, w: w[:, np.array([[0, 4], [4, 0]])] * x)
 # GatherElements: indices repeat (the gradient accumulates) and count from
 # the end when negative; along the last axis and along the first.
 ids_last = np.array([[0, -1], [2, 2], [-4, 1]])

@@ -8,6 +8,7 @@
 #include "onnx/onnx_pb.h"
 #include "tp/Dialect/TP/IR/TPOps.h"
 #include "tp/Import/OnnxImporter.h"
+#include <map>
 
 namespace mlir::tp {
 
@@ -25,6 +26,11 @@ std::string onnxElementTypeName(int32_t onnxType);
 /// Fails with `error` set for external data or unsupported element types.
 DenseElementsAttr convertOnnxTensor(const onnx::TensorProto &tensor,
                                     MLIRContext *ctx, std::string &error);
+
+/// Renamed 2-D f32 initializers whose data is exactly the transpose of a
+/// named one (a tied weight that constant folding copied): copy -> original.
+std::map<std::string, std::string>
+findTransposedCopies(const onnx::GraphProto &graph);
 
 /// One node being imported: its inputs as Values (null where an optional
 /// input is absent), its attributes, and the outputs the handler produces.
@@ -71,6 +77,8 @@ public:
 
   /// The integer contents of a compile-time constant input (shape, axes,
   /// starts...), or an error naming the input.
+  /// Appends to `diag` why `v` is not a constant.
+  void explainNotConstant(Value v, InFlightDiagnostic &diag);
   FailureOr<SmallVector<int64_t>> constantInts(Value v, StringRef what);
 
   /// Normalizes a possibly negative axis against `rank`, or an error.

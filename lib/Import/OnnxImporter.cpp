@@ -1,5 +1,6 @@
 //===- OnnxImporter.cpp - ONNX graph -> tp func.func ----------------------===//
 #include "tp/Import/OnnxImporter.h"
+#include "tp/Import/ModuleTree.h"
 #include "NodeImporter.h"
 #include "OnnxModelLoader.h"
 #include "tp/Dialect/TP/IR/TPOps.h"
@@ -78,15 +79,70 @@ FailureOr<SmallVector<int64_t>> NodeImporter::constantInts(Value v,
                                                            StringRef what) {
   DenseIntElementsAttr attr;
   if (!v || !matchPattern(v, m_Constant(&attr))) {
-    error() << "the " << what
-            << " input must be a compile-time constant (tp compiles static "
-               "shapes; bind symbolic input dims with --shape)";
+    auto diag = error() << "the " << what
+                        << " input must be a compile-time constant";
+    explainNotConstant(v, diag);
     return failure();
   }
   SmallVector<int64_t> values;
   for (const APInt &i : attr.getValues<APInt>())
     values.push_back(i.getSExtValue());
   return values;
+}
+
+/// Says why `v` did not fold: what it depends on that is not a constant (a
+/// graph input or weight), or which op computed it from constants but was
+/// not evaluated (over the folding limit, or an op tp does not evaluate).
+void NodeImporter::explainNotConstant(Value v, InFlightDiagnostic &diag) {
+  SmallVector<Value> work{v};
+  DenseSet<Value> seen;
+  Operation *unevaluated = nullptr;
+  while (v && !work.empty()) {
+    Value x = work.pop_back_val();
+    if (!seen.insert(x).second)
+      continue;
+    if (auto arg = dyn_cast<BlockArgument>(x)) {
+      auto func = cast<func::FuncOp>(arg.getOwner()->getParentOp());
+      StringAttr name = func.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
+                                                          "tp.input");
+      if (name) {
+        diag << "; it depends on the values of graph input '"
+             << name.getValue()
+             << "' (tp compiles static shapes: store it as an initializer "
+                "or Constant)";
+      } else {
+        name = func.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
+                                                 "tp.param");
+        diag << "; it depends on the float initializer '"
+             << (name ? name.getValue() : StringRef("?"))
+             << "', which tp treats as a trainable weight";
+      }
+      return;
+    }
+    Operation *def = x.getDefiningOp();
+    if (matchPattern(x, m_Constant()))
+      continue;
+    bool allConstant = llvm::all_of(def->getOperands(), [](Value o) {
+      return matchPattern(o, m_Constant());
+    });
+    if (allConstant && !unevaluated)
+      unevaluated = def;
+    llvm::append_range(work, def->getOperands());
+  }
+  if (!unevaluated)
+    return;
+  auto type = cast<RankedTensorType>(unevaluated->getResult(0).getType());
+  std::string node = "?";
+  if (auto name = dyn_cast<NameLoc>(unevaluated->getLoc()))
+    node = name.getName().str();
+  diag << "; ONNX node '" << node << "' computes it from constants";
+  if (type.getNumElements() > kMaxFoldElements)
+    diag << ", but its result " << formatShape(type.getShape()) << " has "
+         << type.getNumElements() << " elements, over the folding limit of "
+         << kMaxFoldElements;
+  else
+    diag << ", but tp does not evaluate "
+         << unevaluated->getName().getStringRef() << " at compile time";
 }
 
 FailureOr<int64_t> NodeImporter::normalizeAxis(int64_t axis, int64_t rank,
@@ -364,7 +420,10 @@ OwningOpRef<ModuleOp> GraphImporter::run(onnx::ModelProto &model) {
     argNames.push_back(in.name());
   }
   SmallVector<const onnx::TensorProto *> constantInits;
+  std::map<std::string, std::string> tiedCopies = findTransposedCopies(graph);
   for (const auto &init : graph.initializer()) {
+    if (tiedCopies.count(init.name()))
+      continue; // read as the transpose of the weight it copies
     Type elemType = convertOnnxElementType(init.data_type(), ctx);
     if (!elemType) {
       fileError() << "initializer '" << init.name()
@@ -395,6 +454,22 @@ OwningOpRef<ModuleOp> GraphImporter::run(onnx::ModelProto &model) {
     values[argNames[i]] = entry->getArgument(i);
   }
   b.setInsertionPointToStart(entry);
+
+  // A tied weight's folded copy is the original, transposed; tp-run --save
+  // writes the copy from the trained original (module attr tp.tied_copies).
+  SmallVector<NamedAttribute> tied;
+  for (const auto &[copy, original] : tiedCopies) {
+    Value w = values[original];
+    auto type = cast<RankedTensorType>(w.getType());
+    auto transposed = RankedTensorType::get(
+        {type.getDimSize(1), type.getDimSize(0)}, type.getElementType());
+    values[copy] = TransposeOp::create(b, NameLoc::get(b.getStringAttr(copy)),
+                                       transposed, w,
+                                       b.getDenseI64ArrayAttr({1, 0}));
+    tied.push_back(b.getNamedAttr(copy, b.getStringAttr(original)));
+  }
+  if (!tied.empty())
+    (*module)->setAttr("tp.tied_copies", b.getDictionaryAttr(tied));
 
   for (const onnx::TensorProto *init : constantInits) {
     std::string error;
@@ -457,6 +532,8 @@ OwningOpRef<ModuleOp> GraphImporter::run(onnx::ModelProto &model) {
   for (const auto &[i, out] : llvm::enumerate(graph.output()))
     func.setResultAttrs(i, b.getDictionaryAttr(b.getNamedAttr(
                                "tp.output", b.getStringAttr(out.name()))));
+  // PyTorch's names for weights the exporter renamed (folded W^T, tied).
+  ModuleTree::build(func).annotate(func);
   return module;
 }
 

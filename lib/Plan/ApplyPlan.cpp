@@ -1,8 +1,10 @@
 //===- ApplyPlan.cpp - the tp-apply-plan pass -----------------------------===//
 #include "tp/Dialect/TP/IR/TPOps.h"
+#include "tp/Import/ModuleTree.h"
 #include "tp/Plan/Passes.h"
 #include "tp/Plan/Plan.h"
 #include "tp/Sharding/Sharding.h"
+#include "tp/Sharding/ValueNames.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
@@ -18,17 +20,6 @@ using namespace mlir;
 using namespace mlir::tp;
 
 namespace {
-
-/// The module a node name belongs to: `/layers.0/attn/q/MatMul` ->
-/// `layers.0.attn.q`; "" for names without a scope.
-std::string scopeOfNode(StringRef node) {
-  if (!node.starts_with("/"))
-    return "";
-  SmallVector<StringRef> parts;
-  node.drop_front().split(parts, '/');
-  parts.pop_back();
-  return llvm::join(parts, ".");
-}
 
 /// `*` stands for one module path part.
 bool matchesPattern(StringRef pattern, StringRef module) {
@@ -58,10 +49,20 @@ struct WeightUse {
 /// the matmuls and gathers that use it; the earliest in program order is the
 /// forward pass's (a training step also uses the weight in its backward
 /// pass, where a matmul reads it transposed).
-std::optional<WeightUse> findWeightUse(Value v, SmallVector<int64_t> dims) {
+/// A weight tied between modules (an embedding read again by the LM head)
+/// has a use in each: `inModule` (the plan entry's module's ops) picks the
+/// one the entry means.
+std::optional<WeightUse>
+findWeightUse(Value v, SmallVector<int64_t> dims,
+              const llvm::SmallPtrSetImpl<Operation *> &inModule) {
   std::optional<WeightUse> best;
   auto consider = [&](std::optional<WeightUse> found) {
-    if (found && (!best || found->user->isBeforeInBlock(best->user)))
+    if (!found)
+      return;
+    bool mine = inModule.contains(found->user);
+    bool bestMine = best && inModule.contains(best->user);
+    if (!best || (mine && !bestMine) ||
+        (mine == bestMine && found->user->isBeforeInBlock(best->user)))
       best = found;
   };
   for (OpOperand &use : v.getUses()) {
@@ -70,7 +71,7 @@ std::optional<WeightUse> findWeightUse(Value v, SmallVector<int64_t> dims) {
       SmallVector<int64_t> permuted;
       for (int64_t p : t.getPerm())
         permuted.push_back(dims[p]);
-      consider(findWeightUse(t.getResult(), permuted));
+      consider(findWeightUse(t.getResult(), permuted, inModule));
     } else if (isa<MatMulOp>(user) && use.getOperandNumber() == 1 &&
                dims.size() == 2) {
       consider(WeightUse{false, dims[1], dims[0], user});
@@ -146,15 +147,29 @@ LogicalResult PlanApplier::buildMesh() {
 }
 
 void PlanApplier::collectModules() {
-  for (unsigned i = 0; i < func.getNumArguments(); ++i)
-    if (auto name = func.getArgAttrOfType<StringAttr>(i, "tp.param")) {
-      auto [module, leaf] = name.getValue().rsplit('.');
-      if (!leaf.empty())
+  // A weight belongs to the module of each of its PyTorch names (a tied
+  // weight to several); the importer recorded them as tp.torch_names.
+  for (unsigned i = 0; i < func.getNumArguments(); ++i) {
+    auto param = func.getArgAttrOfType<StringAttr>(i, "tp.param");
+    if (!param)
+      continue;
+    SmallVector<StringRef> names;
+    if (auto torch = func.getArgAttrOfType<ArrayAttr>(i, "tp.torch_names"))
+      for (Attribute n : torch)
+        names.push_back(cast<StringAttr>(n).getValue());
+    else
+      names.push_back(param.getValue());
+    for (StringRef name : names) {
+      auto [module, leaf] = name.rsplit('.');
+      if (!leaf.empty() && !llvm::is_contained(paramModules[module], i))
         paramModules[module].push_back(i);
     }
+  }
+  ModuleTree tree = ModuleTree::build(func);
   func.walk([&](Operation *op) {
-    if (auto loc = dyn_cast<NameLoc>(op->getLoc())) {
-      std::string scope = scopeOfNode(loc.getName().getValue());
+    if (auto loc = dyn_cast<NameLoc>(op->getLoc());
+        loc && isa_and_present<TPDialect>(op->getDialect())) {
+      std::string scope = tree.modulePathOf(loc.getName().getValue());
       // Every enclosing scope is a module too (`layers.0` holds
       // `layers.0.attn`).
       while (!scope.empty()) {
@@ -251,10 +266,18 @@ LogicalResult PlanApplier::applyEntry(const PlanEntry &e) {
   for (const std::string &module : matched) {
     SmallVector<unsigned> params = paramModules.lookup(module);
     auto paramNamed = [&](StringRef leaf) -> std::optional<unsigned> {
-      for (unsigned i : params)
-        if (func.getArgAttrOfType<StringAttr>(i, "tp.param").getValue() ==
-            module + "." + leaf.str())
+      std::string want = module + "." + leaf.str();
+      for (unsigned i : params) {
+        if (auto torch = func.getArgAttrOfType<ArrayAttr>(i, "tp.torch_names")) {
+          if (llvm::any_of(torch, [&](Attribute n) {
+                return cast<StringAttr>(n).getValue() == want;
+              }))
+            return i;
+        } else if (func.getArgAttrOfType<StringAttr>(i, "tp.param")
+                       .getValue() == want) {
           return i;
+        }
+      }
       return std::nullopt;
     };
     auto annotate = [&](unsigned arg) -> TensorSharding & {
@@ -287,16 +310,33 @@ LogicalResult PlanApplier::applyEntry(const PlanEntry &e) {
       continue;
     }
     // colwise / rowwise: a Linear or Embedding weight and its bias.
+    llvm::SmallPtrSet<Operation *, 16> moduleOps;
+    for (Operation *op : nodeScopes.lookup(module))
+      moduleOps.insert(op);
     std::optional<unsigned> weight = paramNamed("weight");
-    if (!weight)
-      return error() << where << " (" << e.source << "): module '" << module
-                     << "' has no weight parameter '" << module
-                     << ".weight'";
+    if (!weight) {
+      // Say where the weights are: the submodules a plan should name.
+      SmallVector<std::string> withWeights;
+      for (auto &entry : paramModules)
+        if (StringRef(entry.getKey()).starts_with(module + ".") &&
+            withWeights.size() < 4)
+          withWeights.push_back(entry.getKey().str());
+      llvm::sort(withWeights);
+      auto diag = error() << where << " (" << e.source << "): module '"
+                          << module << "' has no weight of its own ("
+                          << style
+                          << " splits the weight of a Linear, Conv1D or "
+                             "Embedding module)";
+      if (!withWeights.empty())
+        diag << "; its submodules with weights: "
+             << llvm::join(withWeights, ", ");
+      return diag;
+    }
     Value w = func.getArgument(*weight);
     auto type = cast<RankedTensorType>(w.getType());
     std::optional<WeightUse> use;
     if (type.getRank() == 2)
-      use = findWeightUse(w, {0, 1});
+      use = findWeightUse(w, {0, 1}, moduleOps);
     if (!use)
       return error() << where << " (" << e.source << "): '" << module
                      << ".weight' is not the weight of a MatMul/Gemm or the "
@@ -307,7 +347,7 @@ LogicalResult PlanApplier::applyEntry(const PlanEntry &e) {
     // Embedding: rowwise splits the vocabulary, colwise the embedding dim.
     int64_t dim = colwise ? use->outDim : use->inDim;
     if (failed(shardDim(annotate(*weight), type, dim, *axis,
-                        "'" + module + ".weight'", where)))
+                        "'" + describeValue(w) + "'", where)))
       return failure();
     if (std::optional<unsigned> bias = paramNamed("bias")) {
       TensorSharding &b = annotate(*bias);
@@ -361,7 +401,19 @@ LogicalResult PlanApplier::applyIO(bool inputs) {
                      " (replicated)"};
     std::string tensor = std::string(inputs ? "input" : "output") + " '" +
                          name.str() + "'";
-    if (dpAxis >= 0 && type.getRank() > 0) {
+    // A training step's gradients, updated weights and optimizer state have
+    // their weight's layout (write() gives it), not a batch dim.
+    auto isWeightOutput = [&] {
+      StringRef n = name.getValue();
+      n.consume_front("grad_");
+      for (unsigned a = 0; a < func.getNumArguments(); ++a)
+        for (StringRef attr : {"tp.param", "tp.state"})
+          if (auto s = func.getArgAttrOfType<StringAttr>(a, attr);
+              s && (s.getValue() == n || s.getValue() == name.getValue()))
+            return true;
+      return false;
+    };
+    if (dpAxis >= 0 && type.getRank() > 0 && (inputs || !isWeightOutput())) {
       a.origin = "data_parallel '" + mesh.names[dpAxis] + "'";
       if (failed(shardDim(a.sharding, type, 0, dpAxis, tensor,
                           "data_parallel")))

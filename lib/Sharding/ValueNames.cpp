@@ -22,6 +22,17 @@ std::string tp::describeValue(Value v) {
   if (auto arg = dyn_cast<BlockArgument>(v)) {
     auto func = dyn_cast<FunctionOpInterface>(arg.getOwner()->getParentOp());
     if (func)
+      if (auto names = func.getArgAttrOfType<ArrayAttr>(arg.getArgNumber(),
+                                                        "tp.torch_names");
+          names && !names.empty()) {
+        std::string torch = cast<StringAttr>(names[0]).str();
+        auto onnx =
+            func.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "tp.param");
+        return onnx && onnx.getValue() != torch
+                   ? torch + " (ONNX " + onnx.str() + ")"
+                   : torch;
+      }
+    if (func)
       for (StringRef attr : {"tp.param", "tp.input"})
         if (auto name = func.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
                                                           attr))

@@ -135,8 +135,14 @@ tp::buildManifest(ModuleOp module, func::FuncOp func,
     for (Attribute a : m)
       masks.push_back(cast<IntegerAttr>(a).getInt());
 
+  llvm::json::Object tied;
+  if (auto copies = module->getAttrOfType<DictionaryAttr>("tp.tied_copies"))
+    for (NamedAttribute c : copies)
+      tied[c.getName().str()] = cast<StringAttr>(c.getValue()).str();
+
   return llvm::json::Object{
       {"format", "tp-program/1"},
+      {"tied_copies", std::move(tied)},
       {"target", target.str()},
       {"library", "program.so"},
       {"entry", "tp_entry"},

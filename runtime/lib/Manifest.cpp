@@ -105,5 +105,9 @@ Status Manifest::load(const std::string &dir, Manifest &m) {
   if (const auto *masks = root->getArray("axis_masks"))
     for (const auto &v : *masks)
       m.axisMasks.push_back(v.getAsInteger().value_or(0));
+  if (const auto *tied = root->getObject("tied_copies"))
+    for (const auto &[copy, weight] : *tied)
+      m.tiedCopies.emplace_back(copy.str(),
+                                weight.getAsString().value_or("").str());
   return Status::ok();
 }

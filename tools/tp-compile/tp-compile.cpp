@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "tp/Conversion/Passes.h"
+#include "tp/Import/ModuleTree.h"
 #include "tp/Import/OnnxImporter.h"
 #include "tp/InitTP.h"
 #include "tp/Autodiff/Autodiff.h"
@@ -173,6 +174,13 @@ cl::opt<bool> listOps("list-onnx-ops",
                       cl::desc("Print the supported ONNX ops and opsets "
                                "(a markdown table) and exit"),
                       cl::cat(category));
+cl::opt<bool> listModules(
+    "list-modules",
+    cl::desc("Print the PyTorch modules tp recovered from the model (the "
+             "paths a plan names), each with its ops and parameters (ONNX "
+             "name, PyTorch name, shape, stored transposed or not, the op "
+             "that reads it), and exit"),
+    cl::cat(planCategory));
 cl::opt<bool> verbose("v", cl::desc("Print one progress line per stage"),
                       cl::cat(category));
 
@@ -284,6 +292,11 @@ int main(int argc, char **argv) {
       tp::importOnnxFile(&context, inputFile, options);
   if (!module)
     return 1;
+  if (listModules) {
+    auto func = *module->getOps<func::FuncOp>().begin();
+    tp::ModuleTree::build(func).print(func, llvm::outs());
+    return 0;
+  }
 
   if (train) {
     progress("generating the training step (tp-autodiff)");

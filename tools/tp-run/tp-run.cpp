@@ -20,6 +20,7 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
@@ -101,6 +102,12 @@ cl::opt<std::string> dumpGrads(
     "dump-grads",
     cl::desc("Training programs: write each weight's full gradient (last "
              "step) as <dir>/<initializer>.npy"),
+    cl::value_desc("dir"), cl::cat(category));
+cl::opt<std::string> compareGrads(
+    "compare-grads",
+    cl::desc("Training programs: compare every weight's gradient with "
+             "DIR/<initializer>.npy (the layout --dump-grads writes); every "
+             "file there must be a weight's gradient"),
     cl::value_desc("dir"), cl::cat(category));
 cl::opt<std::string> saveModel(
     "save",
@@ -653,6 +660,19 @@ int main(int argc, char **argv) {
     if (trained.empty())
       return finish(fail("--save needs a training program (tp-compile "
                          "--train with an optimizer)"));
+    // The exporter's transposed copies of tied weights follow the weight.
+    for (const auto &[copy, weight] : m.tiedCopies) {
+      int r = resultNamed(m, weight);
+      if (r < 0 || results[r].shape.size() != 2)
+        continue;
+      const NpyArray &w = results[r];
+      size_t rows = w.shape[0], cols = w.shape[1], es = dtypeSize(w.dtype);
+      std::vector<char> t(w.data.size());
+      for (size_t i = 0; i < rows; ++i)
+        for (size_t j = 0; j < cols; ++j)
+          std::memcpy(&t[(j * rows + i) * es], &w.data[(i * cols + j) * es], es);
+      trained.emplace_back(copy, std::move(t));
+    }
     if (Status s = weights->saveWithWeights(saveModel, trained); !s)
       return finish(fail(s.message()));
   }
@@ -666,19 +686,20 @@ int main(int argc, char **argv) {
     if (Status s = writeNpy(file, results[resultNamed(m, name)]); !s)
       return finish(fail(s.message()));
   }
-  for (const std::string &spec : compares) {
-    std::string name, file;
-    if (!splitAssignment(spec, outputNames, name, file) || resultNamed(m, name) < 0)
-      return finish(fail("--compare " + spec + ": name a graph output (" +
-                         join(outputNames) + ")"));
+  // Prints one line per comparison; false on a mismatch, nothing after
+  // an error (already reported).
+  auto compareWith = [&](const std::string &name, const NpyArray &got,
+                         const std::string &file) -> std::optional<bool> {
     NpyArray ref;
-    if (Status s = readNpy(file, ref); !s)
-      return finish(fail(s.message()));
-    const NpyArray &got = results[resultNamed(m, name)];
-    if (ref.shape != got.shape)
-      return finish(fail("--compare " + name + ": the reference has shape " +
-                         ref.shapeString() + ", the output " +
-                         got.shapeString()));
+    if (Status s = readNpy(file, ref); !s) {
+      fail(s.message());
+      return std::nullopt;
+    }
+    if (ref.shape != got.shape) {
+      fail("--compare " + name + ": the reference has shape " +
+           ref.shapeString() + ", the output " + got.shapeString());
+      return std::nullopt;
+    }
     double maxDiff = 0, maxRef = 0;
     size_t n = got.data.size() / dtypeSize(got.dtype);
     for (size_t i = 0; i < n; ++i) {
@@ -694,8 +715,45 @@ int main(int argc, char **argv) {
         "(tolerance %.3g, %d rank%s)\n",
         name.c_str(), maxDiff, maxRef, rel, ok ? "OK" : "MISMATCH",
         tolerance.getValue(), numRanks, numRanks == 1 ? "" : "s");
+    return ok;
+  };
+  for (const std::string &spec : compares) {
+    std::string name, file;
+    if (!splitAssignment(spec, outputNames, name, file) || resultNamed(m, name) < 0)
+      return finish(fail("--compare " + spec + ": name a graph output (" +
+                         join(outputNames) + ")"));
+    std::optional<bool> ok = compareWith(name, results[resultNamed(m, name)], file);
     if (!ok)
+      return finish(1);
+    if (!*ok)
       rc = 1;
+  }
+  if (!compareGrads.empty()) {
+    // Sorted, so that the output reads the same on every file system.
+    std::vector<std::string> files;
+    std::error_code ec;
+    for (llvm::sys::fs::directory_iterator it(compareGrads, ec), end;
+         !ec && it != end; it.increment(ec))
+      if (llvm::StringRef(it->path()).ends_with(".npy"))
+        files.push_back(it->path());
+    if (ec || files.empty())
+      return finish(fail("--compare-grads " + compareGrads + ": " +
+                         (ec ? ec.message() : "no .npy files")));
+    std::sort(files.begin(), files.end());
+    for (const std::string &file : files) {
+      std::string weight = llvm::sys::path::stem(file).str();
+      int r = resultNamed(m, "grad_" + weight);
+      if (r < 0)
+        return finish(fail("--compare-grads: " + file +
+                           " is not the gradient of a weight of the "
+                           "program (no output grad_" + weight + ")"));
+      std::optional<bool> ok = compareWith("grad_" + weight, results[r], file);
+      if (!ok)
+        return finish(1);
+      if (!*ok)
+        rc = 1;
+    }
+    llvm::outs() << "gradients: " << files.size() << " compared\n";
   }
   if (!testData.empty()) {
     std::vector<TestTensor> refs;

@@ -34,6 +34,10 @@ struct Manifest {
   std::vector<TensorSpec> arguments, results;
   std::vector<std::string> collectiveSites;
   std::vector<int64_t> axisMasks;
+  /// Initializers of the model file that are a weight transposed (a tied
+  /// weight's copy made by the exporter's constant folding): copy ->
+  /// weight. --save writes them from the trained weight.
+  std::vector<std::pair<std::string, std::string>> tiedCopies;
 
   static Status load(const std::string &dir, Manifest &out);
 };

@@ -11,7 +11,9 @@ Families (Hugging Face-style code written here, narrow configs, random
 weights): gpt2 (fused c_attn, Conv1D [in, out] weights, tied LM head, tanh
 GELU, causal mask buffer), llama (RMSNorm, rotary with rotate_half, SwiGLU,
 causal mask built in forward), bert (token-type embeddings, attention mask
-input, erf GELU).
+input, erf GELU); and torchvision's own VisionTransformer (vit: patchify
+Conv, class token, nn.MultiheadAttention's fused in_proj, nn.Sequential MLP
+whose scopes read `/encoder/layers/encoder_layer_0/mlp/mlp.0/MatMul`).
 
 Each family folder gets:
   model.onnx            defaults: do_constant_folding=True, opset 13
@@ -24,8 +26,8 @@ Each family folder gets:
   grads/<init>.npy      d loss / d initializer of model.onnx, keyed by the
                         ONNX initializer name (a folded `onnx::MatMul_<n>`
                         holds W^T, so its gradient is PyTorch's grad^T; a
-                        tied weight's gradient is the sum of its uses, as
-                        in PyTorch)
+                        tied weight's folded copy has none of its own: in
+                        PyTorch it is one parameter, the original)
   grads_unfolded/<init>.npy  the same for model_unfolded.onnx
   modules.txt           model.named_modules(): what a plan names
 """
@@ -38,6 +40,7 @@ import onnx
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+import torchvision
 from onnx import numpy_helper
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -438,7 +441,20 @@ def families():
         inputs = {"input_ids": ids(96), "token_type_ids": ids(2), "attention_mask": mask}
         return BertModel(cfg), inputs, "mse", True
 
-    return {"gpt2": gpt2, "llama": llama, "bert": bert}
+    def vit():
+        torch.manual_seed(1234)
+        m = torchvision.models.VisionTransformer(
+            image_size=16, patch_size=8, num_layers=2, num_heads=2,
+            hidden_dim=16, mlp_dim=32, num_classes=10)
+        # torchvision zero-initializes the head and the attention biases:
+        # the output would be 0 and the exporter would merge the equal
+        # biases into one initializer. Trained weights are not like that.
+        with torch.no_grad():
+            for p in m.parameters():
+                p.copy_(0.3 * torch.randn(p.shape, generator=gen))
+        return m, {"x": torch.randn(B, 3, 16, 16, generator=gen)}, "mse", True
+
+    return {"gpt2": gpt2, "llama": llama, "bert": bert, "vit": vit}
 
 
 def loss_of(kind, out, labels):
@@ -453,7 +469,9 @@ def initializer_grads(path, model, grads):
     parameter transposed (a folded W^T) takes the gradient transposed."""
     params = dict(model.named_parameters())
     out = {}
-    for init in onnx.load(path).graph.initializer:
+    inits = onnx.load(path).graph.initializer
+    names = {i.name for i in inits}
+    for init in inits:
         data = numpy_helper.to_array(init)
         if data.dtype != np.float32:
             continue
@@ -463,7 +481,12 @@ def initializer_grads(path, model, grads):
         for name, p in params.items():
             w = p.detach().numpy()
             if w.ndim == 2 and w.T.shape == data.shape and np.array_equal(w.T, data):
-                out[init.name] = grads[name].T
+                if name in names:
+                    # A tied weight's folded copy: PyTorch has one parameter,
+                    # whose gradient is the original's.
+                    print(f"  {init.name}: a copy of {name}^T (tied)")
+                else:
+                    out[init.name] = grads[name].T
                 break
         else:
             print(f"  {init.name}: a buffer (no parameter has its data), no gradient")
@@ -506,7 +529,7 @@ def export(name, make):
         for f in os.listdir(gd):
             os.remove(os.path.join(gd, f))
         for init, g in initializer_grads(os.path.join(d, file), model, grads).items():
-            np.save(os.path.join(gd, init + ".npy"), g.astype(np.float32))
+            np.save(os.path.join(gd, init + ".npy"), np.ascontiguousarray(g, dtype=np.float32))
     with open(os.path.join(d, "modules.txt"), "w") as f:
         for n, m in model.named_modules():
             if n:

@@ -13,7 +13,10 @@ GELU, causal mask buffer), llama (RMSNorm, rotary with rotate_half, SwiGLU,
 causal mask built in forward), bert (token-type embeddings, attention mask
 input, erf GELU); and torchvision's own VisionTransformer (vit: patchify
 Conv, class token, nn.MultiheadAttention's fused in_proj, nn.Sequential MLP
-whose scopes read `/encoder/layers/encoder_layer_0/mlp/mlp.0/MatMul`).
+whose scopes read `/encoder/layers/encoder_layer_0/mlp/mlp.0/MatMul`),
+ResNet (torchvision's class with BasicBlocks, narrowed) and MobileNetV3
+(torchvision's, small at width 0.25): exported in eval mode, BatchNorm
+folded into the convolutions by the exporter.
 
 Each family folder gets:
   model.onnx            defaults: do_constant_folding=True, opset 13
@@ -400,6 +403,32 @@ class BertModel(nn.Module):
         return self.encoder(self.embeddings(input_ids, token_type_ids), ext)
 
 
+# --- torchvision ---------------------------------------------------------------
+
+class NarrowResNet(torchvision.models.ResNet):
+    """torchvision.models.ResNet with layer widths 8, 16, 32, 64 instead of
+    64 ... 512: the stem and everything else as torchvision builds it."""
+
+    def _make_layer(self, block, planes, blocks, stride=1, dilate=False):
+        return super()._make_layer(block, planes // 8, blocks, stride, dilate)
+
+    def __init__(self, block, layers, num_classes):
+        super().__init__(block, layers, num_classes=num_classes)
+        self.fc = nn.Linear(64 * block.expansion, num_classes)
+
+
+def randomize_norms(model, gen):
+    """BatchNorm running statistics and affine parameters away from their
+    initial 0 / 1, as in a trained model (eval mode uses them)."""
+    with torch.no_grad():
+        for m in model.modules():
+            if isinstance(m, nn.BatchNorm2d):
+                m.running_mean.copy_(0.1 * torch.randn(m.running_mean.shape, generator=gen))
+                m.running_var.copy_(1 + 0.2 * torch.rand(m.running_var.shape, generator=gen))
+                m.weight.copy_(1 + 0.1 * torch.randn(m.weight.shape, generator=gen))
+                m.bias.copy_(0.1 * torch.randn(m.bias.shape, generator=gen))
+
+
 # --- export and references ----------------------------------------------------
 
 def init_norms(model, gen):
@@ -414,23 +443,28 @@ def init_norms(model, gen):
 
 
 def families():
+    """Each family's builder draws from its own generator, so that one
+    family can be regenerated alone and come out the same."""
     B, S = 4, 8
-    gen = torch.Generator().manual_seed(1235)
+    gen = torch.Generator()
     ids = lambda v: torch.randint(0, v, (B, S), generator=gen)
 
     def gpt2():
+        gen.manual_seed(1235)
         torch.manual_seed(1234)
         cfg = dict(vocab_size=96, n_positions=16, n_embd=32, n_head=4, n_layer=2)
         m = GPT2LMHeadModel(cfg)
         return m, {"input_ids": ids(96)}, "lm", True
 
     def llama():
+        gen.manual_seed(1235)
         torch.manual_seed(1234)
         cfg = dict(vocab_size=96, hidden_size=32, intermediate_size=64,
                    num_attention_heads=4, num_hidden_layers=2)
         return LlamaForCausalLM(cfg), {"input_ids": ids(96)}, "lm", False
 
     def bert():
+        gen.manual_seed(1235)
         torch.manual_seed(1234)
         cfg = dict(vocab_size=96, hidden_size=32, intermediate_size=64,
                    num_attention_heads=4, num_hidden_layers=2,
@@ -442,6 +476,7 @@ def families():
         return BertModel(cfg), inputs, "mse", True
 
     def vit():
+        gen.manual_seed(1235)
         torch.manual_seed(1234)
         m = torchvision.models.VisionTransformer(
             image_size=16, patch_size=8, num_layers=2, num_heads=2,
@@ -454,7 +489,31 @@ def families():
                 p.copy_(0.3 * torch.randn(p.shape, generator=gen))
         return m, {"x": torch.randn(B, 3, 16, 16, generator=gen)}, "mse", True
 
-    return {"gpt2": gpt2, "llama": llama, "bert": bert, "vit": vit}
+    def resnet():
+        gen.manual_seed(1235)
+        # torchvision's ResNet class (its forward, names and BasicBlocks),
+        # 8x narrower past the stem so that the file stays small.
+        torch.manual_seed(1234)
+        m = NarrowResNet(torchvision.models.resnet.BasicBlock, [1, 1, 1, 1],
+                         num_classes=10)
+        randomize_norms(m, gen)
+        return m, {"x": torch.randn(B, 3, 32, 32, generator=gen)}, "mse", False
+
+    def mobilenet_v3():
+        gen.manual_seed(1235)
+        torch.manual_seed(1234)
+        from torchvision.models.mobilenetv3 import _mobilenet_v3_conf
+        setting, last = _mobilenet_v3_conf("mobilenet_v3_small", width_mult=0.25)
+        m = torchvision.models.MobileNetV3(setting, last, num_classes=10)
+        randomize_norms(m, gen)
+        with torch.no_grad():  # torchvision's classifier init is 0.01 * randn
+            for lin in m.classifier.modules():
+                if isinstance(lin, nn.Linear):
+                    lin.weight.copy_(0.3 * torch.randn(lin.weight.shape, generator=gen))
+        return m, {"x": torch.randn(B, 3, 32, 32, generator=gen)}, "mse", False
+
+    return {"gpt2": gpt2, "llama": llama, "bert": bert, "vit": vit,
+            "resnet": resnet, "mobilenet_v3": mobilenet_v3}
 
 
 def loss_of(kind, out, labels):
@@ -468,7 +527,7 @@ def initializer_grads(path, model, grads):
     named after a parameter takes its gradient; one whose data is a
     parameter transposed (a folded W^T) takes the gradient transposed."""
     params = dict(model.named_parameters())
-    out = {}
+    out, unmatched = {}, []
     inits = onnx.load(path).graph.initializer
     names = {i.name for i in inits}
     for init in inits:
@@ -489,7 +548,12 @@ def initializer_grads(path, model, grads):
                     out[init.name] = grads[name].T
                 break
         else:
-            print(f"  {init.name}: a buffer (no parameter has its data), no gradient")
+            # A buffer, or a Conv weight with BatchNorm folded in: no
+            # parameter of PyTorch's is this tensor.
+            unmatched.append(init.name)
+    if unmatched:
+        print(f"  {os.path.basename(path)}: {len(unmatched)} float initializers are "
+              f"no parameter's data (buffers, BatchNorm folded into Conv): no gradient")
     return out
 
 

@@ -140,6 +140,9 @@ FailureOr<Value> reduceOver(NodeImporter &n, Value v, ArrayRef<int64_t> axes,
       v, n.b.getDenseI64ArrayAttr(axes), n.b.getBoolAttr(keepdims));
 }
 
+/// Resize and ConvTranspose (OnnxResampling.cpp).
+LogicalResult importResize(NodeImporter &n);
+LogicalResult importConvTranspose(NodeImporter &n);
 /// Einsum (OnnxEinsum.cpp).
 LogicalResult importEinsum(NodeImporter &n);
 /// The loss ops (OnnxLossOps.cpp).

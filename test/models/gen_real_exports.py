@@ -16,7 +16,8 @@ Conv, class token, nn.MultiheadAttention's fused in_proj, nn.Sequential MLP
 whose scopes read `/encoder/layers/encoder_layer_0/mlp/mlp.0/MatMul`),
 ResNet (torchvision's class with BasicBlocks, narrowed) and MobileNetV3
 (torchvision's, small at width 0.25): exported in eval mode, BatchNorm
-folded into the convolutions by the exporter.
+folded into the convolutions by the exporter; and unet (a small
+segmentation network written here: ConvTranspose2d, F.interpolate, Upsample).
 
 Each family folder gets:
   model.onnx            defaults: do_constant_folding=True, opset 13
@@ -417,6 +418,34 @@ class NarrowResNet(torchvision.models.ResNet):
         self.fc = nn.Linear(64 * block.expansion, num_classes)
 
 
+class TinyUNet(nn.Module):
+    """A segmentation-style network: an encoder, ConvTranspose2d decoders
+    (stride 2; kernel 3 with padding and output_padding, in groups), a skip
+    connection, and F.interpolate / nn.Upsample heads (bilinear with and
+    without align_corners, nearest): ONNX Resize and ConvTranspose."""
+
+    def __init__(self, classes=4):
+        super().__init__()
+        self.enc1 = nn.Sequential(nn.Conv2d(3, 8, 3, padding=1), nn.BatchNorm2d(8), nn.ReLU())
+        self.pool = nn.MaxPool2d(2)
+        self.enc2 = nn.Sequential(nn.Conv2d(8, 16, 3, padding=1), nn.ReLU())
+        self.up1 = nn.ConvTranspose2d(16, 8, 2, stride=2)
+        self.dec1 = nn.Sequential(nn.Conv2d(16, 8, 3, padding=1), nn.ReLU())
+        self.up2 = nn.ConvTranspose2d(8, 8, 3, stride=2, padding=1, output_padding=1, groups=2)
+        self.head = nn.Conv2d(8, classes, 1)
+        self.upsample = nn.Upsample(scale_factor=2, mode="nearest")
+
+    def forward(self, x):
+        e1 = self.enc1(x)
+        e2 = self.enc2(self.pool(e1))
+        d1 = self.dec1(torch.cat([self.up1(e2), e1], dim=1))
+        y = self.head(self.up2(d1))
+        a = F.interpolate(y, scale_factor=0.5, mode="bilinear", align_corners=False)
+        b = F.interpolate(y, size=(24, 24), mode="bilinear", align_corners=True)
+        return self.upsample(a) + F.interpolate(b, size=(32, 32), mode="bilinear",
+                                                align_corners=False)
+
+
 def randomize_norms(model, gen):
     """BatchNorm running statistics and affine parameters away from their
     initial 0 / 1, as in a trained model (eval mode uses them)."""
@@ -512,8 +541,15 @@ def families():
                     lin.weight.copy_(0.3 * torch.randn(lin.weight.shape, generator=gen))
         return m, {"x": torch.randn(B, 3, 32, 32, generator=gen)}, "mse", False
 
+    def unet():
+        gen.manual_seed(1235)
+        torch.manual_seed(1234)
+        m = TinyUNet()
+        randomize_norms(m, gen)
+        return m, {"x": torch.randn(B, 3, 16, 16, generator=gen)}, "mse", False
+
     return {"gpt2": gpt2, "llama": llama, "bert": bert, "vit": vit,
-            "resnet": resnet, "mobilenet_v3": mobilenet_v3}
+            "resnet": resnet, "mobilenet_v3": mobilenet_v3, "unet": unet}
 
 
 def loss_of(kind, out, labels):

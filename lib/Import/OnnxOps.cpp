@@ -1323,6 +1323,115 @@ LogicalResult batchNorm(NodeImporter &n) {
   return c.emit(c.bin<AddOp>(y, channel(in[2])));
 }
 
+/// InstanceNormalization: each (sample, channel) normalized over the
+/// spatial dims, then scale[c] and B[c].
+LogicalResult instanceNorm(NodeImporter &n) {
+  auto x = n.requiredInput(0, "input");
+  auto scale = n.requiredInput(1, "scale");
+  auto bias = n.requiredInput(2, "B");
+  if (failed(x) || failed(scale) || failed(bias))
+    return failure();
+  RankedTensorType type = n.typeOf(*x);
+  if (type.getRank() < 3)
+    return n.error() << "needs an input [N, C, D...], got " << type;
+  SmallVector<int64_t> spatial, perChannel(type.getRank() - 1, 1);
+  for (int64_t d = 2; d < type.getRank(); ++d)
+    spatial.push_back(d);
+  perChannel[0] = type.getDimSize(1);
+  Compose c{n};
+  auto mean = reduceOver<ReduceMeanOp>(n, *x, spatial, true);
+  if (failed(mean))
+    return failure();
+  Value centered = c.bin<SubOp>(*x, *mean);
+  Value squared = c.bin<MulOp>(centered, centered);
+  if (c.failed)
+    return failure();
+  auto var = reduceOver<ReduceMeanOp>(n, squared, spatial, true);
+  auto s = reshape(n, *scale, perChannel), b = reshape(n, *bias, perChannel);
+  if (failed(var) || failed(s) || failed(b))
+    return failure();
+  Value invStd = c.un<ReciprocalOp>(c.un<SqrtOp>(
+      c.bin<AddOp>(*var, c.c(*x, n.floatAttr("epsilon", 1e-5f)))));
+  return c.emit(c.bin<AddOp>(c.bin<MulOp>(c.bin<MulOp>(centered, invStd), *s), *b));
+}
+
+/// Range of constants (arange, position ids) is a constant.
+LogicalResult range(NodeImporter &n) {
+  SmallVector<double> v;
+  Type elem;
+  for (auto [i, what] : llvm::enumerate(ArrayRef<StringRef>{"start", "limit", "delta"})) {
+    Value in = n.input(i);
+    DenseElementsAttr attr;
+    if (!in || !matchPattern(in, m_Constant(&attr)) || attr.getNumElements() != 1) {
+      auto diag = n.error() << "the " << what
+                            << " input must be a compile-time constant scalar";
+      if (in)
+        n.explainNotConstant(in, diag);
+      return failure();
+    }
+    elem = attr.getElementType();
+    v.push_back(isa<FloatType>(elem)
+                    ? (*attr.getValues<APFloat>().begin()).convertToDouble()
+                    : double((*attr.getValues<APInt>().begin()).getSExtValue()));
+  }
+  if (v[2] == 0)
+    return n.error() << "delta is 0";
+  int64_t count = std::max<int64_t>(0, int64_t(std::ceil((v[1] - v[0]) / v[2])));
+  if (count > kMaxFoldElements)
+    return n.error() << "the range has " << count
+                     << " elements, over the folding limit of "
+                     << kMaxFoldElements;
+  auto type = RankedTensorType::get({count}, elem);
+  SmallVector<Attribute> values;
+  for (int64_t i = 0; i < count; ++i) {
+    double x = v[0] + i * v[2];
+    values.push_back(isa<FloatType>(elem)
+                         ? Attribute(n.b.getFloatAttr(elem, x))
+                         : Attribute(n.b.getIntegerAttr(elem, int64_t(x))));
+  }
+  n.outputs.push_back(n.constant(DenseElementsAttr::get(type, values)));
+  return success();
+}
+
+/// CumSum along `axis` is a product with a triangle of ones (its reverse
+/// and exclusive forms other triangles), so it lowers to a GEMM, shards
+/// like one and differentiates like one.
+LogicalResult cumSum(NodeImporter &n) {
+  auto x = n.requiredInput(0, "x");
+  if (failed(x))
+    return failure();
+  RankedTensorType type = n.typeOf(*x);
+  if (!isa<FloatType>(type.getElementType()))
+    return n.error() << "needs a float input, got " << type;
+  auto axisV = n.constantInts(n.input(1), "axis");
+  if (failed(axisV) || axisV->size() != 1)
+    return failed(axisV) ? failure()
+                         : (n.error() << "axis must hold one value", failure());
+  auto axis = n.normalizeAxis((*axisV)[0], type.getRank(), "axis");
+  if (failed(axis))
+    return failure();
+  int64_t len = type.getDimSize(*axis);
+  bool exclusive = n.intAttr("exclusive", 0), reverse = n.intAttr("reverse", 0);
+  // y[j] = sum_i x[i] * T[i, j]: T[i, j] = 1 where i <= j (i < j exclusive;
+  // i >= j, i > j reversed).
+  SmallVector<Attribute> ones;
+  for (int64_t i = 0; i < len; ++i)
+    for (int64_t j = 0; j < len; ++j) {
+      bool on = reverse ? (exclusive ? i > j : i >= j)
+                        : (exclusive ? i < j : i <= j);
+      ones.push_back(n.b.getFloatAttr(type.getElementType(), on ? 1.0 : 0.0));
+    }
+  Value tri = n.constant(DenseElementsAttr::get(
+      RankedTensorType::get({len, len}, type.getElementType()), ones));
+  auto last = moveDim(n, *x, *axis, type.getRank() - 1);
+  if (failed(last))
+    return failure();
+  auto y = n.createInferred<MatMulOp>(*last, tri);
+  if (failed(y))
+    return failure();
+  return emit(n, moveDim(n, *y, type.getRank() - 1, *axis));
+}
+
 LogicalResult castLike(NodeImporter &n) {
   auto x = n.requiredInput(0, "input");
   auto like = n.requiredInput(1, "target_type");
@@ -1608,6 +1717,7 @@ const OpEntry kOps[] = {
     {"Conv", 1, conv},
     {"ConvTranspose", 1, importConvTranspose},
     {"Cos", 7, unary<CosOp>},
+    {"CumSum", 11, cumSum},
     {"DepthToSpace", 1, blocksMove<true>},
     {"Div", 1, binary<DivOp>},
     {"Dropout", 1, dropout},
@@ -1630,6 +1740,7 @@ const OpEntry kOps[] = {
     {"Hardmax", 1, hardmax},
     {"HardSwish", 14, activation<hardSwish>},
     {"Identity", 1, identity},
+    {"InstanceNormalization", 6, instanceNorm},
     {"LayerNormalization", 17, layerNorm},
     {"LeakyRelu", 6, activation<leakyRelu>},
     {"Less", 7, boolean<LessOp>},
@@ -1651,6 +1762,7 @@ const OpEntry kOps[] = {
     {"PRelu", 7, prelu},
     {"Pad", 2, pad},
     {"Pow", 1, pow},
+    {"Range", 11, range},
     {"Reciprocal", 1, unary<ReciprocalOp>},
     {"ReduceL1", 1, reduce<ReduceSumOp, 18, applyUnary<AbsOp>>},
     {"ReduceL2", 1, reduce<ReduceSumOp, 18, squareOf, applyUnary<SqrtOp>>},

@@ -62,6 +62,18 @@ static std::optional<Elements> readElements(Attribute attr) {
   return e;
 }
 
+/// Every operand's elements, or nothing when one is not a constant.
+static std::optional<SmallVector<Elements>> readAll(ArrayRef<Attribute> attrs) {
+  SmallVector<Elements> all;
+  for (Attribute a : attrs) {
+    std::optional<Elements> e = readElements(a);
+    if (!e)
+      return std::nullopt;
+    all.push_back(std::move(*e));
+  }
+  return all;
+}
+
 /// The attribute of `type` holding `e` (floats rounded to the element type,
 /// integers truncated to its width).
 static DenseElementsAttr writeElements(RankedTensorType type,
@@ -205,13 +217,10 @@ OpFoldResult tp::foldElementwise(Operation *op, ArrayRef<Attribute> operands) {
   auto type = cast<RankedTensorType>(op->getResult(0).getType());
   if (type.getNumElements() > kMaxFoldElements)
     return {};
-  SmallVector<Elements> in;
-  for (Attribute a : operands) {
-    std::optional<Elements> e = readElements(a);
-    if (!e)
-      return {};
-    in.push_back(std::move(*e));
-  }
+  std::optional<SmallVector<Elements>> read = readAll(operands);
+  if (!read)
+    return {};
+  SmallVector<Elements> &in = *read;
   SmallVector<SmallVector<int64_t>> index;
   for (const Elements &e : in)
     index.push_back(broadcastIndices(e.shape, type.getShape()));
@@ -264,35 +273,6 @@ OpFoldResult tp::foldElementwise(Operation *op, ArrayRef<Attribute> operands) {
   return writeElements(type, out);
 }
 
-OpFoldResult tp::foldTranspose(TransposeOp op, Attribute input) {
-  auto type = op.getType();
-  std::optional<Elements> in = readElements(input);
-  if (!in || type.getNumElements() > kMaxFoldElements)
-    return {};
-  ArrayRef<int64_t> perm = op.getPerm();
-  SmallVector<int64_t> inStrides(in->shape.size(), 1);
-  for (int64_t d = int64_t(in->shape.size()) - 2; d >= 0; --d)
-    inStrides[d] = inStrides[d + 1] * in->shape[d + 1];
-  Elements out;
-  out.isFloat = in->isFloat;
-  SmallVector<int64_t> index(perm.size(), 0);
-  for (int64_t k = 0; k < type.getNumElements(); ++k) {
-    int64_t linear = 0;
-    for (size_t d = 0; d < perm.size(); ++d)
-      linear += index[d] * inStrides[perm[d]];
-    if (out.isFloat)
-      out.floats.push_back(in->floats[linear]);
-    else
-      out.ints.push_back(in->ints[linear]);
-    for (int64_t d = int64_t(perm.size()) - 1; d >= 0; --d) {
-      if (++index[d] < type.getDimSize(d))
-        break;
-      index[d] = 0;
-    }
-  }
-  return writeElements(type, out);
-}
-
 /// The result of `type` whose element at each multi-index is element
 /// `source(index)` (operand number, linear index) of `in`.
 static DenseElementsAttr
@@ -329,13 +309,10 @@ OpFoldResult tp::foldConcat(ConcatOp op, ArrayRef<Attribute> inputs) {
   auto type = op.getType();
   if (type.getNumElements() > kMaxFoldElements)
     return {};
-  SmallVector<Elements> in;
-  for (Attribute a : inputs) {
-    std::optional<Elements> e = readElements(a);
-    if (!e)
-      return {};
-    in.push_back(std::move(*e));
-  }
+  std::optional<SmallVector<Elements>> read = readAll(inputs);
+  if (!read)
+    return {};
+  SmallVector<Elements> &in = *read;
   int64_t axis = op.getAxis();
   return gatherFrom(type, in, [&](ArrayRef<int64_t> index) {
     SmallVector<int64_t> at(index);
@@ -378,5 +355,20 @@ OpFoldResult tp::foldGather(GatherOp op, Attribute data, Attribute indices) {
     at.push_back(id < 0 ? id + size : id);
     llvm::append_range(at, index.drop_front(axis + k));
     return std::make_pair(0u, linearIndex(d->shape, at));
+  });
+}
+
+OpFoldResult tp::foldTranspose(TransposeOp op, Attribute input) {
+  auto type = op.getType();
+  std::optional<Elements> in = readElements(input);
+  if (!in || type.getNumElements() > kMaxFoldElements)
+    return {};
+  ArrayRef<int64_t> perm = op.getPerm();
+  return gatherFrom(type, *in, [&](ArrayRef<int64_t> index) {
+    // Result dim d is input dim perm[d].
+    SmallVector<int64_t> at(perm.size());
+    for (auto [d, p] : llvm::enumerate(perm))
+      at[p] = index[d];
+    return std::make_pair(0u, linearIndex(in->shape, at));
   });
 }

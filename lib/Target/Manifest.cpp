@@ -49,6 +49,10 @@ std::vector<TensorInfo> tp::describeSignature(func::FuncOp func) {
         info.name = name.str();
         info.kind = kind.str();
       }
+    if (auto torch = attrs ? attrs.getAs<ArrayAttr>("tp.torch_names")
+                           : ArrayAttr();
+        torch && !torch.empty())
+      info.torchName = cast<StringAttr>(torch[0]).str();
     if (info.kind.empty()) {
       info.kind = fallbackKind.str();
       info.name = fallbackKind.str() + std::to_string(index);
@@ -123,6 +127,8 @@ tp::buildManifest(ModuleOp module, func::FuncOp func,
         {"dtype", info.dtype},       {"shape", std::move(shape)},
         {"local_shape", std::move(localShape)},
         {"sharding", shardingJson(sharding, info.shape.size())}};
+    if (!info.torchName.empty() && info.torchName != info.name)
+      entry["torch_name"] = info.torchName;
     (isArg ? args : results).push_back(std::move(entry));
   }
 

@@ -75,6 +75,7 @@ Status Manifest::load(const std::string &dir, Manifest &m) {
       TensorSpec t;
       t.name = o->getString("name").value_or("").str();
       t.kind = o->getString("kind").value_or("").str();
+      t.torchName = o->getString("torch_name").value_or("").str();
       t.dtype = dtypeFromName(o->getString("dtype").value_or("").str());
       for (const auto &d : *o->getArray("shape"))
         t.shape.push_back(d.getAsInteger().value_or(0));

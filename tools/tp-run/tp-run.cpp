@@ -27,6 +27,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <fstream>
 #include <map>
 #include <mpi.h>
 #include <thread>
@@ -101,7 +102,8 @@ cl::opt<int> steps("steps",
 cl::opt<std::string> dumpGrads(
     "dump-grads",
     cl::desc("Training programs: write each weight's full gradient (last "
-             "step) as <dir>/<initializer>.npy"),
+             "step) as <dir>/<initializer>.npy, and <dir>/names.tsv with "
+             "the PyTorch name of each weight the exporter renamed"),
     cl::value_desc("dir"), cl::cat(category));
 cl::opt<std::string> compareGrads(
     "compare-grads",
@@ -643,6 +645,19 @@ int main(int argc, char **argv) {
     return finish(0);
 
   if (!dumpGrads.empty()) {
+    // Files are named after the initializers (what the model and
+    // --compare-grads use); names.tsv gives PyTorch's name of each weight
+    // the exporter renamed.
+    std::string names;
+    for (const TensorSpec &a : m.arguments)
+      if (a.kind == "param" && !a.torchName.empty())
+        names += a.name + "\t" + a.torchName + "\n";
+    if (!names.empty()) {
+      std::ofstream out(dumpGrads + "/names.tsv");
+      out << names;
+      if (!out)
+        return finish(fail(dumpGrads + "/names.tsv: cannot write"));
+    }
     for (size_t i = 0; i < m.results.size(); ++i) {
       llvm::StringRef name = m.results[i].name;
       if (!name.consume_front("grad_"))

@@ -27,6 +27,8 @@ struct TensorInfo {
   std::string kind; // input | param | output
   SmallVector<int64_t> shape;
   std::string dtype; // f32, f16, bf16, f64, i64, i32, i1
+  /// A weight's PyTorch name where the exporter renamed it (tp.torch_names).
+  std::string torchName;
 };
 
 /// The global signature of the imported function (before partition).

@@ -14,6 +14,8 @@ namespace tprt {
 struct TensorSpec {
   std::string name;
   std::string kind; // input | param | output
+  /// A weight's PyTorch name where it differs from the ONNX name.
+  std::string torchName;
   int32_t dtype = -1;
   std::vector<int64_t> shape, localShape;
   /// Per dim, the mesh axes (indices, major first) splitting it.

@@ -5,6 +5,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "llvm/Support/GlobPattern.h"
 
 namespace mlir::tp {
 #define GEN_PASS_DEF_TPAUTODIFF
@@ -39,11 +40,40 @@ struct TPAutodiffPass : tp::impl::TPAutodiffBase<TPAutodiffPass> {
     b.setInsertionPoint(forward);
     Location loc = forward.getLoc();
 
-    // The weights: float arguments named by tp.param.
+    // The weights: float arguments named by tp.param, but for those frozen
+    // (an ONNX file does not tell PyTorch's buffers from its parameters).
+    SmallVector<llvm::GlobPattern> frozenGlobs;
+    SmallVector<bool> frozenUsed(frozen.size(), false);
+    for (const std::string &f : frozen) {
+      auto glob = llvm::GlobPattern::create(f);
+      if (!glob) {
+        llvm::consumeError(glob.takeError());
+        return emitError(forward.getLoc(), "--frozen '")
+               << f << "' is not a glob";
+      }
+      frozenGlobs.push_back(std::move(*glob));
+    }
     SmallVector<unsigned> params;
-    for (unsigned i = 0; i < forward.getNumArguments(); ++i)
-      if (forward.getArgAttr(i, "tp.param"))
+    for (unsigned i = 0; i < forward.getNumArguments(); ++i) {
+      auto param = forward.getArgAttrOfType<StringAttr>(i, "tp.param");
+      if (!param)
+        continue;
+      SmallVector<StringRef> names{param.getValue()};
+      if (auto torch = forward.getArgAttrOfType<ArrayAttr>(i, "tp.torch_names"))
+        for (Attribute t : torch)
+          names.push_back(cast<StringAttr>(t).getValue());
+      bool isFrozen = false;
+      for (auto [g, glob] : llvm::enumerate(frozenGlobs))
+        for (StringRef name : names)
+          if (glob.match(name))
+            isFrozen = frozenUsed[g] = true;
+      if (!isFrozen)
         params.push_back(i);
+    }
+    for (auto [g, used] : llvm::enumerate(frozenUsed))
+      if (!used)
+        return emitError(forward.getLoc(), "--frozen '")
+               << frozen[g] << "' matches no weight of the model";
     if (params.empty())
       return forward.emitError("the model has no weights to train");
 

@@ -165,6 +165,13 @@ cl::opt<double> momentumOpt("momentum", cl::desc("SGD momentum"),
                             cl::init(0), cl::cat(trainCategory));
 cl::opt<double> adamEpsilon("adam-epsilon", cl::desc("AdamW epsilon"),
                             cl::init(1e-8), cl::cat(trainCategory));
+cl::list<std::string> frozenWeights(
+    "frozen",
+    cl::desc("Weights not to train, as globs over ONNX or PyTorch names "
+             "(--frozen '*.inv_freq'): an ONNX file keeps PyTorch's buffers "
+             "(rotary tables, running statistics) as initializers like the "
+             "parameters"),
+    cl::value_desc("glob"), cl::CommaSeparated, cl::cat(trainCategory));
 cl::opt<double> weightDecayOpt(
     "weight-decay",
     cl::desc("Weight decay (SGD: L2 in the gradient; AdamW: decoupled)"),
@@ -309,6 +316,7 @@ int main(int argc, char **argv) {
     autodiff.momentum = momentumOpt;
     autodiff.weightDecay = weightDecayOpt;
     autodiff.epsilon = adamEpsilon;
+    autodiff.frozen.assign(frozenWeights.begin(), frozenWeights.end());
     PassManager pm(&context);
     pm.addPass(tp::createTPAutodiff(autodiff));
     if (failed(pm.run(*module)))

@@ -45,6 +45,10 @@ def TPAutodiff : Pass<"tp-autodiff", "::mlir::ModuleOp"> {
     Option<"beta1", "beta1", "double", "0.9", "AdamW beta1">,
     Option<"beta2", "beta2", "double", "0.999", "AdamW beta2">,
     Option<"epsilon", "epsilon", "double", "1e-8", "AdamW epsilon">,
+    ListOption<"frozen", "frozen", "std::string",
+               "Weights not to train (globs over ONNX or PyTorch names, e.g. "
+               "*.inv_freq): buffers such as rotary tables, which an ONNX "
+               "file does not tell from parameters">,
   ];
 }
 

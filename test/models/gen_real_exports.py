@@ -23,6 +23,8 @@ Each family folder gets:
   model.onnx            defaults: do_constant_folding=True, opset 13
   model_unfolded.onnx   do_constant_folding=False, opset 13
   model_opset17.onnx    defaults at opset 17 (families with LayerNorm)
+  model_dynamic.onnx    language models: symbolic batch and seq dims
+                        (dynamic_axes) at opset 11 (LLaMA 12)
   input_<name>.npy      the graph inputs
   output.npy            PyTorch's forward output
   labels.npy, loss.npy  cross_entropy labels and loss (language models) or
@@ -593,6 +595,11 @@ def initializer_grads(path, model, grads):
     return out
 
 
+# Language models also exported with symbolic batch and sequence dims at an
+# older opset (LLaMA's einsum needs 12), as deployment exports are.
+DYNAMIC_OPSET = {"gpt2": 11, "llama": 12, "bert": 11}
+
+
 def export(name, make):
     model, inputs, kind, has_ln_opset17 = make()
     gen = torch.Generator().manual_seed(1236)
@@ -605,10 +612,15 @@ def export(name, make):
     exports = [("model.onnx", 13, True), ("model_unfolded.onnx", 13, False)]
     if has_ln_opset17:
         exports.append(("model_opset17.onnx", 17, True))
+    if name in DYNAMIC_OPSET:
+        exports.append(("model_dynamic.onnx", DYNAMIC_OPSET[name], True))
     for file, opset, fold in exports:
+        dynamic = None
+        if file == "model_dynamic.onnx":
+            dynamic = {n: {0: "batch", 1: "seq"} for n in names + ["output"]}
         torch.onnx.export(model, args, os.path.join(d, file), opset_version=opset,
                           do_constant_folding=fold, input_names=names,
-                          output_names=["output"])
+                          output_names=["output"], dynamic_axes=dynamic)
         onnx.checker.check_model(onnx.load(os.path.join(d, file)))
     for n, t in inputs.items():
         np.save(os.path.join(d, f"input_{n}.npy"), t.numpy())

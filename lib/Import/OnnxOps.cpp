@@ -1432,6 +1432,78 @@ LogicalResult cumSum(NodeImporter &n) {
   return emit(n, moveDim(n, *y, type.getRank() - 1, *axis));
 }
 
+/// ScatterElements (reduction none or add) on float data, with the axis
+/// moved last: onehot(indices) [.., K, A] times updates [.., K, 1] summed
+/// over K is what lands on each position; `none` keeps data where nothing
+/// lands. One-hot products shard and differentiate like the rest.
+LogicalResult scatterElements(NodeImporter &n) {
+  auto data = n.requiredInput(0, "data");
+  auto indices = n.requiredInput(1, "indices");
+  auto updates = n.requiredInput(2, "updates");
+  if (failed(data) || failed(indices) || failed(updates))
+    return failure();
+  RankedTensorType dt = n.typeOf(*data), it = n.typeOf(*indices);
+  std::string reduction = n.stringAttr("reduction", "none");
+  if (reduction != "none" && reduction != "add")
+    return n.error() << "reduction '" << reduction
+                     << "' is not supported (none and add are)";
+  if (!isa<FloatType>(dt.getElementType()))
+    return n.error() << "needs float data, got " << dt;
+  auto axis = n.normalizeAxis(n.intAttr("axis", 0), dt.getRank(), "axis");
+  if (failed(axis))
+    return failure();
+  int64_t rank = dt.getRank(), len = dt.getDimSize(*axis);
+  if (it.getRank() != rank || n.typeOf(*updates).getShape() != it.getShape())
+    return n.error() << "indices and updates must have data's rank and one "
+                        "shape, got "
+                     << it << " and " << n.typeOf(*updates);
+  for (int64_t d = 0; d < rank; ++d)
+    if (d != *axis && it.getDimSize(d) != dt.getDimSize(d))
+      return n.error() << "indices smaller than data off the axis (dim " << d
+                       << ": " << it.getDimSize(d) << " of "
+                       << dt.getDimSize(d) << ") are not supported";
+  Compose c{n};
+  auto dLast = moveDim(n, *data, *axis, rank - 1);
+  auto iLast = moveDim(n, *indices, *axis, rank - 1);
+  auto uLast = moveDim(n, *updates, *axis, rank - 1);
+  if (failed(dLast) || failed(iLast) || failed(uLast))
+    return failure();
+  // Negative indices count from the end.
+  auto intScalar = [&](int64_t v) {
+    auto t = RankedTensorType::get({}, it.getElementType());
+    return n.constant(DenseElementsAttr::get(
+        t, APInt(it.getElementTypeBitWidth(), v, /*isSigned=*/true)));
+  };
+  Value wrapped = c.where(c.cmp<LessOp>(*iLast, intScalar(0)),
+                          c.bin<AddOp>(*iLast, intScalar(len)), *iLast);
+  if (c.failed)
+    return failure();
+  auto hot = oneHotLast(n, wrapped, len, dt.getElementType());
+  SmallVector<int64_t> column(n.typeOf(*uLast).getShape());
+  column.push_back(1);
+  auto u = reshape(n, *uLast, column);
+  if (failed(hot) || failed(u))
+    return failure();
+  auto landed = reduceOver<ReduceSumOp>(n, c.bin<MulOp>(*hot, *u), {rank - 1},
+                                        false);
+  if (c.failed || failed(landed))
+    return failure();
+  Value y;
+  if (reduction == "add") {
+    y = c.bin<AddOp>(*dLast, *landed);
+  } else {
+    auto hits = reduceOver<ReduceSumOp>(n, *hot, {rank - 1}, false);
+    if (failed(hits))
+      return failure();
+    Value hit = c.bin<MinOp>(*hits, c.c(*hits, 1.0));
+    y = c.bin<AddOp>(c.bin<MulOp>(*dLast, c.bin<SubOp>(c.c(hit, 1.0), hit)),
+                     *landed);
+  }
+  if (c.failed)
+    return failure();
+  return emit(n, moveDim(n, y, rank - 1, *axis));
+}
+
 LogicalResult castLike(NodeImporter &n) {
   auto x = n.requiredInput(0, "input");
   auto like = n.requiredInput(1, "target_type");
@@ -1778,6 +1850,7 @@ const OpEntry kOps[] = {
     {"Reshape", 5, reshapeOp},
     {"Resize", 11, importResize},
     {"Round", 11, unary<RoundOp>},
+    {"ScatterElements", 11, scatterElements},
     {"Selu", 6, activation<selu>},
     {"Shape", 1, shape},
     {"Sigmoid", 1, unary<SigmoidOp>},

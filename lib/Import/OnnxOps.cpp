@@ -6,6 +6,7 @@
 // resolved here so that tp ops have one meaning.
 //
 //===----------------------------------------------------------------------===//
+#include "Compose.h"
 #include "NodeImporter.h"
 #include "tp/Dialect/TP/IR/TPOps.h"
 
@@ -17,17 +18,6 @@ using namespace mlir::tp;
 
 namespace {
 
-/// Shorthand: append a created value to the node's outputs.
-LogicalResult emit(NodeImporter &n, FailureOr<Value> v) {
-  if (failed(v))
-    return failure();
-  n.outputs.push_back(*v);
-  return success();
-}
-
-RankedTensorType withShape(RankedTensorType t, ArrayRef<int64_t> shape) {
-  return RankedTensorType::get(shape, t.getElementType());
-}
 
 //===----------------------------------------------------------------------===//
 // Elementwise
@@ -1120,69 +1110,6 @@ LogicalResult constantOfShape(NodeImporter &n) {
 // Ops composed of tp ops (activations, Clip, BatchNormalization, reductions)
 //===----------------------------------------------------------------------===//
 
-/// A 0-d constant of `like`'s element type.
-Value scalarLike(NodeImporter &n, Value like, double v) {
-  auto t = RankedTensorType::get({}, n.typeOf(like).getElementType());
-  return n.constant(
-      DenseElementsAttr::get(t, n.b.getFloatAttr(t.getElementType(), v)));
-}
-
-/// Elementwise builders for compositions; a failure (operands that do not
-/// broadcast) has been reported against the node and sticks.
-struct Compose {
-  NodeImporter &n;
-  bool failed = false;
-
-  template <typename OpTy> Value bin(Value a, Value b) {
-    if (failed || !a || !b)
-      return failed = true, Value();
-    auto r = n.createInferred<OpTy>(a, b);
-    if (mlir::failed(r))
-      return failed = true, Value();
-    return *r;
-  }
-  template <typename OpTy> Value un(Value a) {
-    if (failed || !a)
-      return failed = true, Value();
-    auto r = n.create<OpTy>(a.getType(), a);
-    if (mlir::failed(r))
-      return failed = true, Value();
-    return *r;
-  }
-  Value c(Value like, double v) { return scalarLike(n, like, v); }
-  Value positive(Value x) { return cmp<GreaterOp>(x, c(x, 0.0)); }
-  template <typename OpTy> Value cmp(Value a, Value b) {
-    if (failed)
-      return Value();
-    std::string why;
-    auto t = inferBinaryOpType(a.getType(), b.getType(), broadcastShapes, why);
-    if (!t)
-      return n.error() << why, failed = true, Value();
-    auto r = n.create<OpTy>(RankedTensorType::get(t.getShape(), n.b.getI1Type()),
-                            a, b);
-    return mlir::failed(r) ? (failed = true, Value()) : *r;
-  }
-  Value where(Value cond, Value a, Value b) {
-    if (failed)
-      return Value();
-    std::string why;
-    auto shape = broadcastShapes(n.typeOf(cond).getShape(),
-                                 n.typeOf(a).getShape(), why);
-    if (shape)
-      shape = broadcastShapes(*shape, n.typeOf(b).getShape(), why);
-    if (!shape)
-      return n.error() << why, failed = true, Value();
-    auto r = n.create<WhereOp>(withShape(n.typeOf(a), *shape), cond, a, b);
-    return mlir::failed(r) ? (failed = true, Value()) : *r;
-  }
-  LogicalResult emit(Value v) {
-    if (failed || !v)
-      return failure();
-    n.outputs.push_back(v);
-    return success();
-  }
-};
-
 /// Elementwise activations: f(x, attributes) written with tp ops.
 using ActivationFn = Value (*)(Compose &, Value x);
 template <ActivationFn Fn> LogicalResult activation(NodeImporter &n) {
@@ -1353,155 +1280,6 @@ LogicalResult instanceNorm(NodeImporter &n) {
   Value invStd = c.un<ReciprocalOp>(c.un<SqrtOp>(
       c.bin<AddOp>(*var, c.c(*x, n.floatAttr("epsilon", 1e-5f)))));
   return c.emit(c.bin<AddOp>(c.bin<MulOp>(c.bin<MulOp>(centered, invStd), *s), *b));
-}
-
-/// Range of constants (arange, position ids) is a constant.
-LogicalResult range(NodeImporter &n) {
-  SmallVector<double> v;
-  Type elem;
-  for (auto [i, what] : llvm::enumerate(ArrayRef<StringRef>{"start", "limit", "delta"})) {
-    Value in = n.input(i);
-    DenseElementsAttr attr;
-    if (!in || !matchPattern(in, m_Constant(&attr)) || attr.getNumElements() != 1) {
-      auto diag = n.error() << "the " << what
-                            << " input must be a compile-time constant scalar";
-      if (in)
-        n.explainNotConstant(in, diag);
-      return failure();
-    }
-    elem = attr.getElementType();
-    v.push_back(isa<FloatType>(elem)
-                    ? (*attr.getValues<APFloat>().begin()).convertToDouble()
-                    : double((*attr.getValues<APInt>().begin()).getSExtValue()));
-  }
-  if (v[2] == 0)
-    return n.error() << "delta is 0";
-  int64_t count = std::max<int64_t>(0, int64_t(std::ceil((v[1] - v[0]) / v[2])));
-  if (count > kMaxFoldElements)
-    return n.error() << "the range has " << count
-                     << " elements, over the folding limit of "
-                     << kMaxFoldElements;
-  auto type = RankedTensorType::get({count}, elem);
-  SmallVector<Attribute> values;
-  for (int64_t i = 0; i < count; ++i) {
-    double x = v[0] + i * v[2];
-    values.push_back(isa<FloatType>(elem)
-                         ? Attribute(n.b.getFloatAttr(elem, x))
-                         : Attribute(n.b.getIntegerAttr(elem, int64_t(x))));
-  }
-  n.outputs.push_back(n.constant(DenseElementsAttr::get(type, values)));
-  return success();
-}
-
-/// CumSum along `axis` is a product with a triangle of ones (its reverse
-/// and exclusive forms other triangles), so it lowers to a GEMM, shards
-/// like one and differentiates like one.
-LogicalResult cumSum(NodeImporter &n) {
-  auto x = n.requiredInput(0, "x");
-  if (failed(x))
-    return failure();
-  RankedTensorType type = n.typeOf(*x);
-  if (!isa<FloatType>(type.getElementType()))
-    return n.error() << "needs a float input, got " << type;
-  auto axisV = n.constantInts(n.input(1), "axis");
-  if (failed(axisV) || axisV->size() != 1)
-    return failed(axisV) ? failure()
-                         : (n.error() << "axis must hold one value", failure());
-  auto axis = n.normalizeAxis((*axisV)[0], type.getRank(), "axis");
-  if (failed(axis))
-    return failure();
-  int64_t len = type.getDimSize(*axis);
-  bool exclusive = n.intAttr("exclusive", 0), reverse = n.intAttr("reverse", 0);
-  // y[j] = sum_i x[i] * T[i, j]: T[i, j] = 1 where i <= j (i < j exclusive;
-  // i >= j, i > j reversed).
-  SmallVector<Attribute> ones;
-  for (int64_t i = 0; i < len; ++i)
-    for (int64_t j = 0; j < len; ++j) {
-      bool on = reverse ? (exclusive ? i > j : i >= j)
-                        : (exclusive ? i < j : i <= j);
-      ones.push_back(n.b.getFloatAttr(type.getElementType(), on ? 1.0 : 0.0));
-    }
-  Value tri = n.constant(DenseElementsAttr::get(
-      RankedTensorType::get({len, len}, type.getElementType()), ones));
-  auto last = moveDim(n, *x, *axis, type.getRank() - 1);
-  if (failed(last))
-    return failure();
-  auto y = n.createInferred<MatMulOp>(*last, tri);
-  if (failed(y))
-    return failure();
-  return emit(n, moveDim(n, *y, type.getRank() - 1, *axis));
-}
-
-/// ScatterElements (reduction none or add) on float data, with the axis
-/// moved last: onehot(indices) [.., K, A] times updates [.., K, 1] summed
-/// over K is what lands on each position; `none` keeps data where nothing
-/// lands. One-hot products shard and differentiate like the rest.
-LogicalResult scatterElements(NodeImporter &n) {
-  auto data = n.requiredInput(0, "data");
-  auto indices = n.requiredInput(1, "indices");
-  auto updates = n.requiredInput(2, "updates");
-  if (failed(data) || failed(indices) || failed(updates))
-    return failure();
-  RankedTensorType dt = n.typeOf(*data), it = n.typeOf(*indices);
-  std::string reduction = n.stringAttr("reduction", "none");
-  if (reduction != "none" && reduction != "add")
-    return n.error() << "reduction '" << reduction
-                     << "' is not supported (none and add are)";
-  if (!isa<FloatType>(dt.getElementType()))
-    return n.error() << "needs float data, got " << dt;
-  auto axis = n.normalizeAxis(n.intAttr("axis", 0), dt.getRank(), "axis");
-  if (failed(axis))
-    return failure();
-  int64_t rank = dt.getRank(), len = dt.getDimSize(*axis);
-  if (it.getRank() != rank || n.typeOf(*updates).getShape() != it.getShape())
-    return n.error() << "indices and updates must have data's rank and one "
-                        "shape, got "
-                     << it << " and " << n.typeOf(*updates);
-  for (int64_t d = 0; d < rank; ++d)
-    if (d != *axis && it.getDimSize(d) != dt.getDimSize(d))
-      return n.error() << "indices smaller than data off the axis (dim " << d
-                       << ": " << it.getDimSize(d) << " of "
-                       << dt.getDimSize(d) << ") are not supported";
-  Compose c{n};
-  auto dLast = moveDim(n, *data, *axis, rank - 1);
-  auto iLast = moveDim(n, *indices, *axis, rank - 1);
-  auto uLast = moveDim(n, *updates, *axis, rank - 1);
-  if (failed(dLast) || failed(iLast) || failed(uLast))
-    return failure();
-  // Negative indices count from the end.
-  auto intScalar = [&](int64_t v) {
-    auto t = RankedTensorType::get({}, it.getElementType());
-    return n.constant(DenseElementsAttr::get(
-        t, APInt(it.getElementTypeBitWidth(), v, /*isSigned=*/true)));
-  };
-  Value wrapped = c.where(c.cmp<LessOp>(*iLast, intScalar(0)),
-                          c.bin<AddOp>(*iLast, intScalar(len)), *iLast);
-  if (c.failed)
-    return failure();
-  auto hot = oneHotLast(n, wrapped, len, dt.getElementType());
-  SmallVector<int64_t> column(n.typeOf(*uLast).getShape());
-  column.push_back(1);
-  auto u = reshape(n, *uLast, column);
-  if (failed(hot) || failed(u))
-    return failure();
-  auto landed = reduceOver<ReduceSumOp>(n, c.bin<MulOp>(*hot, *u), {rank - 1},
-                                        false);
-  if (c.failed || failed(landed))
-    return failure();
-  Value y;
-  if (reduction == "add") {
-    y = c.bin<AddOp>(*dLast, *landed);
-  } else {
-    auto hits = reduceOver<ReduceSumOp>(n, *hot, {rank - 1}, false);
-    if (failed(hits))
-      return failure();
-    Value hit = c.bin<MinOp>(*hits, c.c(*hits, 1.0));
-    y = c.bin<AddOp>(c.bin<MulOp>(*dLast, c.bin<SubOp>(c.c(hit, 1.0), hit)),
-                     *landed);
-  }
-  if (c.failed)
-    return failure();
-  return emit(n, moveDim(n, y, rank - 1, *axis));
 }
 
 LogicalResult castLike(NodeImporter &n) {
@@ -1789,7 +1567,7 @@ const OpEntry kOps[] = {
     {"Conv", 1, conv},
     {"ConvTranspose", 1, importConvTranspose},
     {"Cos", 7, unary<CosOp>},
-    {"CumSum", 11, cumSum},
+    {"CumSum", 11, importCumSum},
     {"DepthToSpace", 1, blocksMove<true>},
     {"Div", 1, binary<DivOp>},
     {"Dropout", 1, dropout},
@@ -1834,7 +1612,7 @@ const OpEntry kOps[] = {
     {"PRelu", 7, prelu},
     {"Pad", 2, pad},
     {"Pow", 1, pow},
-    {"Range", 11, range},
+    {"Range", 11, importRange},
     {"Reciprocal", 1, unary<ReciprocalOp>},
     {"ReduceL1", 1, reduce<ReduceSumOp, 18, applyUnary<AbsOp>>},
     {"ReduceL2", 1, reduce<ReduceSumOp, 18, squareOf, applyUnary<SqrtOp>>},
@@ -1850,7 +1628,7 @@ const OpEntry kOps[] = {
     {"Reshape", 5, reshapeOp},
     {"Resize", 11, importResize},
     {"Round", 11, unary<RoundOp>},
-    {"ScatterElements", 11, scatterElements},
+    {"ScatterElements", 11, importScatterElements},
     {"Selu", 6, activation<selu>},
     {"Shape", 1, shape},
     {"Sigmoid", 1, unary<SigmoidOp>},

@@ -12,6 +12,7 @@
 //   swapped (per group), padded by dilation * (kernel - 1) - pad.
 //
 //===----------------------------------------------------------------------===//
+#include "Compose.h"
 #include "NodeImporter.h"
 
 #include "mlir/IR/Matchers.h"
@@ -22,10 +23,6 @@ using namespace mlir;
 using namespace mlir::tp;
 
 namespace {
-
-RankedTensorType withShape(RankedTensorType t, ArrayRef<int64_t> shape) {
-  return RankedTensorType::get(shape, t.getElementType());
-}
 
 Value indexConstant(NodeImporter &n, ArrayRef<int64_t> values) {
   auto t = RankedTensorType::get({int64_t(values.size())}, n.b.getI64Type());

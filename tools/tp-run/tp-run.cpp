@@ -32,6 +32,7 @@
 #include <mpi.h>
 #include <thread>
 #ifdef TPRT_HAVE_CUDA
+#include "Compare.h"
 #include "NcclRank.h"
 #include "tprt/Cuda.h"
 #endif
@@ -307,87 +308,6 @@ void runRank(const Program &program, Communicator &comm, const Manifest &m,
                     st.args[a].size());
   }
   setRankContext(nullptr);
-}
-
-double toDouble(const char *p, int32_t dtype) {
-  switch (dtype) {
-  case TPRT_F32: {
-    float f;
-    std::memcpy(&f, p, 4);
-    return f;
-  }
-  case TPRT_F64: {
-    double d;
-    std::memcpy(&d, p, 8);
-    return d;
-  }
-  case TPRT_F16: {
-    uint16_t h;
-    std::memcpy(&h, p, 2);
-    return halfToFloat(h);
-  }
-  case TPRT_I64: {
-    int64_t i;
-    std::memcpy(&i, p, 8);
-    return double(i);
-  }
-  case TPRT_I16: {
-    int16_t i;
-    std::memcpy(&i, p, 2);
-    return double(i);
-  }
-  case TPRT_I8:
-    return double(*reinterpret_cast<const int8_t *>(p));
-  case TPRT_BOOL:
-    return double(*reinterpret_cast<const uint8_t *>(p) != 0);
-  default: {
-    int32_t i;
-    std::memcpy(&i, p, 4);
-    return double(i);
-  }
-  }
-}
-
-/// numpy.testing.assert_allclose's rule per element (NaNs equal, infinities
-/// equal when they are the same); prints one line, true when it holds.
-bool compareElementwise(const std::string &what, const NpyArray &got,
-                        const NpyArray &ref) {
-  int64_t gotCount = 1, refCount = 1;
-  for (int64_t d : got.shape)
-    gotCount *= d;
-  for (int64_t d : ref.shape)
-    refCount *= d;
-  // ONNX test data sometimes stores a scalar as [1] or the reverse.
-  if (got.shape != ref.shape && !(gotCount == 1 && refCount == 1)) {
-    llvm::outs() << what << ": shape " << got.shapeString()
-                 << ", the reference has " << ref.shapeString()
-                 << " MISMATCH\n";
-    return false;
-  }
-  double maxDiff = 0;
-  int64_t bad = 0, firstBad = -1;
-  for (int64_t i = 0; i < gotCount; ++i) {
-    double a = toDouble(got.data.data() + i * dtypeSize(got.dtype), got.dtype);
-    double b = toDouble(ref.data.data() + i * dtypeSize(ref.dtype), ref.dtype);
-    if ((std::isnan(a) && std::isnan(b)) || a == b)
-      continue;
-    double diff = std::fabs(a - b);
-    maxDiff = std::max(maxDiff, std::isnan(diff) ? INFINITY : diff);
-    if (!(diff <= absTolerance + tolerance * std::fabs(b))) {
-      if (firstBad < 0)
-        firstBad = i;
-      ++bad;
-    }
-  }
-  llvm::outs() << llvm::format("%s: max |out - ref| = %.3g, ", what.c_str(),
-                               maxDiff);
-  if (bad)
-    llvm::outs() << bad << " of " << gotCount
-                 << " elements off (first at flat index " << firstBad
-                 << ") MISMATCH\n";
-  else
-    llvm::outs() << "OK\n";
-  return bad == 0;
 }
 
 } // namespace
@@ -701,45 +621,17 @@ int main(int argc, char **argv) {
     if (Status s = writeNpy(file, results[resultNamed(m, name)]); !s)
       return finish(fail(s.message()));
   }
-  // Prints one line per comparison; false on a mismatch, nothing after
-  // an error (already reported).
-  auto compareWith = [&](const std::string &name, const NpyArray &got,
-                         const std::string &file) -> std::optional<bool> {
-    NpyArray ref;
-    if (Status s = readNpy(file, ref); !s) {
-      fail(s.message());
-      return std::nullopt;
-    }
-    if (ref.shape != got.shape) {
-      fail("--compare " + name + ": the reference has shape " +
-           ref.shapeString() + ", the output " + got.shapeString());
-      return std::nullopt;
-    }
-    double maxDiff = 0, maxRef = 0;
-    size_t n = got.data.size() / dtypeSize(got.dtype);
-    for (size_t i = 0; i < n; ++i) {
-      double a = toDouble(got.data.data() + i * dtypeSize(got.dtype), got.dtype);
-      double b = toDouble(ref.data.data() + i * dtypeSize(ref.dtype), ref.dtype);
-      maxDiff = std::max(maxDiff, std::fabs(a - b));
-      maxRef = std::max(maxRef, std::fabs(b));
-    }
-    double rel = maxRef > 0 ? maxDiff / maxRef : maxDiff;
-    bool ok = maxDiff <= absTolerance + tolerance * maxRef;
-    llvm::outs() << llvm::format(
-        "%s: max |out - ref| = %.3g, max |ref| = %.3g, relative %.3g %s "
-        "(tolerance %.3g, %d rank%s)\n",
-        name.c_str(), maxDiff, maxRef, rel, ok ? "OK" : "MISMATCH",
-        tolerance.getValue(), numRanks, numRanks == 1 ? "" : "s");
-    return ok;
-  };
   for (const std::string &spec : compares) {
     std::string name, file;
     if (!splitAssignment(spec, outputNames, name, file) || resultNamed(m, name) < 0)
       return finish(fail("--compare " + spec + ": name a graph output (" +
                          join(outputNames) + ")"));
-    std::optional<bool> ok = compareWith(name, results[resultNamed(m, name)], file);
+    std::string error;
+    std::optional<bool> ok =
+        compareWithFile(name, results[resultNamed(m, name)], file, tolerance,
+                        absTolerance, numRanks, error);
     if (!ok)
-      return finish(1);
+      return finish(fail(error));
     if (!*ok)
       rc = 1;
   }
@@ -762,9 +654,12 @@ int main(int argc, char **argv) {
         return finish(fail("--compare-grads: " + file +
                            " is not the gradient of a weight of the "
                            "program (no output grad_" + weight + ")"));
-      std::optional<bool> ok = compareWith("grad_" + weight, results[r], file);
+      std::string error;
+      std::optional<bool> ok = compareWithFile("grad_" + weight, results[r], file,
+                                               tolerance, absTolerance,
+                                               numRanks, error);
       if (!ok)
-        return finish(1);
+        return finish(fail(error));
       if (!*ok)
         rc = 1;
     }
@@ -776,7 +671,8 @@ int main(int argc, char **argv) {
       return finish(fail(s.message()));
     for (const TestTensor &ref : refs)
       if (!compareElementwise(ref.file + " (" + outputNames[ref.index] + ")",
-                              results[ref.index], ref.data))
+                              results[ref.index], ref.data, tolerance,
+                              absTolerance))
         rc = 1;
   }
   if (profile) {

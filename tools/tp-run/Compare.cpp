@@ -1,0 +1,127 @@
+//===- Compare.cpp - tp-run's comparisons with references -----------------===//
+#include "Compare.h"
+
+#include "tprt/DType.h"
+
+#include "llvm/Support/Format.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cmath>
+#include <cstring>
+
+using namespace tprt;
+
+double tprt::toDouble(const char *p, int32_t dtype) {
+  switch (dtype) {
+  case TPRT_F32: {
+    float f;
+    std::memcpy(&f, p, 4);
+    return f;
+  }
+  case TPRT_F64: {
+    double d;
+    std::memcpy(&d, p, 8);
+    return d;
+  }
+  case TPRT_F16: {
+    uint16_t h;
+    std::memcpy(&h, p, 2);
+    return halfToFloat(h);
+  }
+  case TPRT_I64: {
+    int64_t i;
+    std::memcpy(&i, p, 8);
+    return double(i);
+  }
+  case TPRT_I16: {
+    int16_t i;
+    std::memcpy(&i, p, 2);
+    return double(i);
+  }
+  case TPRT_I8:
+    return double(*reinterpret_cast<const int8_t *>(p));
+  case TPRT_BOOL:
+    return double(*reinterpret_cast<const uint8_t *>(p) != 0);
+  default: {
+    int32_t i;
+    std::memcpy(&i, p, 4);
+    return double(i);
+  }
+  }
+}
+
+/// numpy.testing.assert_allclose's rule per element (NaNs equal, infinities
+/// equal when they are the same); prints one line, true when it holds.
+bool tprt::compareElementwise(const std::string &what, const NpyArray &got,
+                              const NpyArray &ref, double tolerance,
+                              double absTolerance) {
+  int64_t gotCount = 1, refCount = 1;
+  for (int64_t d : got.shape)
+    gotCount *= d;
+  for (int64_t d : ref.shape)
+    refCount *= d;
+  // ONNX test data sometimes stores a scalar as [1] or the reverse.
+  if (got.shape != ref.shape && !(gotCount == 1 && refCount == 1)) {
+    llvm::outs() << what << ": shape " << got.shapeString()
+                 << ", the reference has " << ref.shapeString()
+                 << " MISMATCH\n";
+    return false;
+  }
+  double maxDiff = 0;
+  int64_t bad = 0, firstBad = -1;
+  for (int64_t i = 0; i < gotCount; ++i) {
+    double a = toDouble(got.data.data() + i * dtypeSize(got.dtype), got.dtype);
+    double b = toDouble(ref.data.data() + i * dtypeSize(ref.dtype), ref.dtype);
+    if ((std::isnan(a) && std::isnan(b)) || a == b)
+      continue;
+    double diff = std::fabs(a - b);
+    maxDiff = std::max(maxDiff, std::isnan(diff) ? INFINITY : diff);
+    if (!(diff <= absTolerance + tolerance * std::fabs(b))) {
+      if (firstBad < 0)
+        firstBad = i;
+      ++bad;
+    }
+  }
+  llvm::outs() << llvm::format("%s: max |out - ref| = %.3g, ", what.c_str(),
+                               maxDiff);
+  if (bad)
+    llvm::outs() << bad << " of " << gotCount
+                 << " elements off (first at flat index " << firstBad
+                 << ") MISMATCH\n";
+  else
+    llvm::outs() << "OK\n";
+  return bad == 0;
+}
+
+std::optional<bool> tprt::compareWithFile(const std::string &name,
+                                          const NpyArray &got,
+                                          const std::string &file,
+                                          double tolerance, double absTolerance,
+                                          int numRanks, std::string &error) {
+  NpyArray ref;
+  if (Status s = readNpy(file, ref); !s) {
+    error = s.message();
+    return std::nullopt;
+  }
+  if (ref.shape != got.shape) {
+    error = "--compare " + name + ": the reference has shape " +
+            ref.shapeString() + ", the output " + got.shapeString();
+    return std::nullopt;
+  }
+  double maxDiff = 0, maxRef = 0;
+  size_t n = got.data.size() / dtypeSize(got.dtype);
+  for (size_t i = 0; i < n; ++i) {
+    double a = toDouble(got.data.data() + i * dtypeSize(got.dtype), got.dtype);
+    double b = toDouble(ref.data.data() + i * dtypeSize(ref.dtype), ref.dtype);
+    maxDiff = std::max(maxDiff, std::fabs(a - b));
+    maxRef = std::max(maxRef, std::fabs(b));
+  }
+  double rel = maxRef > 0 ? maxDiff / maxRef : maxDiff;
+  bool ok = maxDiff <= absTolerance + tolerance * maxRef;
+  llvm::outs() << llvm::format(
+      "%s: max |out - ref| = %.3g, max |ref| = %.3g, relative %.3g %s "
+      "(tolerance %.3g, %d rank%s)\n",
+      name.c_str(), maxDiff, maxRef, rel, ok ? "OK" : "MISMATCH", tolerance,
+      numRanks, numRanks == 1 ? "" : "s");
+  return ok;
+}

@@ -1,0 +1,38 @@
+//===- Compare.h - tp-run's comparisons with references ---------*- C++ -*-===//
+//
+// --compare and --compare-grads (the largest difference against the largest
+// reference value) and --test-data (numpy's assert_allclose per element).
+// Each prints one line per tensor.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TP_TOOLS_TP_RUN_COMPARE_H
+#define TP_TOOLS_TP_RUN_COMPARE_H
+
+#include "tprt/Npy.h"
+
+#include <optional>
+#include <string>
+
+namespace tprt {
+
+/// Element `p` of a tensor of `dtype` as a double.
+double toDouble(const char *p, int32_t dtype);
+
+/// `got` against the .npy `file`: passes when max|got - ref| <=
+/// absTolerance + tolerance * max|ref|. Nothing (with `error` set) when the
+/// file cannot be read or has another shape.
+std::optional<bool> compareWithFile(const std::string &name,
+                                    const NpyArray &got,
+                                    const std::string &file, double tolerance,
+                                    double absTolerance, int numRanks,
+                                    std::string &error);
+
+/// numpy.testing.assert_allclose's rule per element (NaNs equal, infinities
+/// equal when they are the same); true when it holds.
+bool compareElementwise(const std::string &what, const NpyArray &got,
+                        const NpyArray &ref, double tolerance,
+                        double absTolerance);
+
+} // namespace tprt
+
+#endif // TP_TOOLS_TP_RUN_COMPARE_H

@@ -75,8 +75,6 @@ static Operation *contractionOf(Value v) {
   return def && isa<MatMulOp, ConvOp>(def) ? def : nullptr;
 }
 
-static bool fromContraction(Value v) { return contractionOf(v); }
-
 /// Whether `add` adds a bias to the result of `contraction`.
 static bool addsTo(Operation *add, Operation *contraction) {
   return isa<AddOp>(add) && llvm::any_of(add->getOperands(), [&](Value v) {
@@ -140,7 +138,7 @@ ModuleTree ModuleTree::build(func::FuncOp func) {
           use(operand, i == 1 ? "weight" : "bias", false);
     } else if (isa<AddOp>(op)) {
       for (unsigned i = 0; i < 2; ++i)
-        if (fromContraction(op->getOperand(1 - i)) ||
+        if (contractionOf(op->getOperand(1 - i)) ||
             cast<RankedTensorType>(op->getOperand(i).getType()).getRank() == 1)
           use(op->getOperand(i), "bias", false);
     } else if (isa<MulOp>(op)) {

@@ -84,6 +84,18 @@ findWeightUse(Value v, SmallVector<int64_t> dims,
   return best;
 }
 
+/// The PyTorch names of weight argument `i`: the importer's tp.torch_names
+/// (several for a tied weight), else its ONNX name.
+SmallVector<StringRef> pytorchNames(func::FuncOp func, unsigned i) {
+  SmallVector<StringRef> names;
+  if (auto torch = func.getArgAttrOfType<ArrayAttr>(i, "tp.torch_names"))
+    for (Attribute n : torch)
+      names.push_back(cast<StringAttr>(n).getValue());
+  else
+    names.push_back(func.getArgAttrOfType<StringAttr>(i, "tp.param").getValue());
+  return names;
+}
+
 struct Annotation {
   TensorSharding sharding;
   std::string origin;
@@ -153,13 +165,7 @@ void PlanApplier::collectModules() {
     auto param = func.getArgAttrOfType<StringAttr>(i, "tp.param");
     if (!param)
       continue;
-    SmallVector<StringRef> names;
-    if (auto torch = func.getArgAttrOfType<ArrayAttr>(i, "tp.torch_names"))
-      for (Attribute n : torch)
-        names.push_back(cast<StringAttr>(n).getValue());
-    else
-      names.push_back(param.getValue());
-    for (StringRef name : names) {
+    for (StringRef name : pytorchNames(func, i)) {
       auto [module, leaf] = name.rsplit('.');
       if (!leaf.empty() && !llvm::is_contained(paramModules[module], i))
         paramModules[module].push_back(i);
@@ -267,17 +273,9 @@ LogicalResult PlanApplier::applyEntry(const PlanEntry &e) {
     SmallVector<unsigned> params = paramModules.lookup(module);
     auto paramNamed = [&](StringRef leaf) -> std::optional<unsigned> {
       std::string want = module + "." + leaf.str();
-      for (unsigned i : params) {
-        if (auto torch = func.getArgAttrOfType<ArrayAttr>(i, "tp.torch_names")) {
-          if (llvm::any_of(torch, [&](Attribute n) {
-                return cast<StringAttr>(n).getValue() == want;
-              }))
-            return i;
-        } else if (func.getArgAttrOfType<StringAttr>(i, "tp.param")
-                       .getValue() == want) {
+      for (unsigned i : params)
+        if (llvm::is_contained(pytorchNames(func, i), want))
           return i;
-        }
-      }
       return std::nullopt;
     };
     auto annotate = [&](unsigned arg) -> TensorSharding & {
@@ -318,10 +316,10 @@ LogicalResult PlanApplier::applyEntry(const PlanEntry &e) {
       // Say where the weights are: the submodules a plan should name.
       SmallVector<std::string> withWeights;
       for (auto &entry : paramModules)
-        if (StringRef(entry.getKey()).starts_with(module + ".") &&
-            withWeights.size() < 4)
+        if (StringRef(entry.getKey()).starts_with(module + "."))
           withWeights.push_back(entry.getKey().str());
       llvm::sort(withWeights);
+      withWeights.resize(std::min<size_t>(withWeights.size(), 4));
       auto diag = error() << where << " (" << e.source << "): module '"
                           << module << "' has no weight of its own ("
                           << style

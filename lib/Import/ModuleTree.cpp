@@ -97,7 +97,7 @@ ModuleTree ModuleTree::build(func::FuncOp func) {
     // Only the graph's ops: the function and its return are located at the
     // model file's path.
     if (!loc || !isa_and_present<TPDialect>(op->getDialect()) ||
-        isa<ConstantOp>(op))
+        isa<ConstantOp>(op) || op->getLoc() == func.getLoc())
       return;
     std::string path = tree.modulePathOf(loc.getName().getValue());
     if (path.empty())

@@ -562,14 +562,24 @@ tp::parseShapeBinding(StringRef binding, OnnxImportOptions &options) {
   auto [name, dims] = binding.split('=');
   if (name.empty() || dims.empty())
     return "--shape expects <input>=<d0>x<d1>..., got '" + binding.str() + "'";
+  if (options.inputShapes.count(name))
+    return "--shape " + name.str() + " is given twice";
+  // 2^40 elements (4 TiB of f32) is beyond any device; past it, sizes
+  // would soon overflow the int64 byte counts downstream.
+  constexpr int64_t kMaxElements = int64_t(1) << 40;
   SmallVector<int64_t> shape;
   SmallVector<StringRef> parts;
   dims.split(parts, 'x');
+  int64_t elements = 1;
   for (StringRef p : parts) {
     int64_t d;
     if (p.getAsInteger(10, d) || d <= 0)
       return "--shape " + name.str() + ": '" + p.str() +
              "' is not a positive dimension in '" + dims.str() + "'";
+    if (d > kMaxElements / elements)
+      return "--shape " + name.str() + "=" + dims.str() +
+             ": more than 2^40 elements, larger than any device holds";
+    elements *= d;
     shape.push_back(d);
   }
   options.inputShapes[name] = shape;

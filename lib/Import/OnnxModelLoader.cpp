@@ -3,7 +3,6 @@
 
 #include "onnx/checker.h"
 #include "tprt/OnnxText.h"
-#include "onnx/defs/parser.h"
 #include "onnx/shape_inference/implementation.h"
 
 #include <fstream>
@@ -22,10 +21,9 @@ std::string mlir::tp::loadOnnxModel(const std::string &path,
 
   bool text = tprt::looksLikeOnnxText(bytes);
   if (text) {
-    onnx::OnnxParser parser(bytes.c_str());
-    auto status = parser.Parse(model);
-    if (!status.IsOK())
-      return path + ": not a valid ONNX text model: " + status.ErrorMessage();
+    std::string error;
+    if (!tprt::parseOnnxText(bytes, model, error))
+      return path + ": not a valid ONNX text model: " + error;
   } else if (!model.ParseFromString(bytes)) {
     return path + ": not an ONNX model (the protobuf does not parse; is the "
                   "file truncated?)";

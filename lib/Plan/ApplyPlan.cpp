@@ -173,8 +173,11 @@ void PlanApplier::collectModules() {
   }
   ModuleTree tree = ModuleTree::build(func);
   func.walk([&](Operation *op) {
+    // Ops the importer placed at the function's location (the model file's
+    // path) belong to no module: the path's folders are not scopes.
     if (auto loc = dyn_cast<NameLoc>(op->getLoc());
-        loc && isa_and_present<TPDialect>(op->getDialect())) {
+        loc && isa_and_present<TPDialect>(op->getDialect()) &&
+        op->getLoc() != func.getLoc()) {
       std::string scope = tree.modulePathOf(loc.getName().getValue());
       // Every enclosing scope is a module too (`layers.0` holds
       // `layers.0.attn`).
@@ -227,6 +230,9 @@ LogicalResult PlanApplier::shardDim(TensorSharding &s, RankedTensorType type,
 LogicalResult PlanApplier::applyEntry(const PlanEntry &e) {
   auto [style, axisName] = StringRef(e.style).split('@');
   std::string where = "plan entry '" + e.pattern + "=" + e.style + "'";
+  if (StringRef(e.style).contains('@') && axisName.empty())
+    return error() << where << " (" << e.source
+                   << "): no mesh axis after '@' (style@axis, e.g. colwise@tp)";
   static const char *kStyles[] = {"colwise", "rowwise", "sequence",
                                   "replicate"};
   if (!llvm::is_contained(kStyles, style))

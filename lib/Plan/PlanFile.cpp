@@ -8,13 +8,20 @@
 
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringRef.h"
+#include "llvm/ADT/STLExtras.h"
+#include <cctype>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
+#include <stdexcept>
 
 using namespace mlir;
 using namespace mlir::tp;
 using json = nlohmann::ordered_json;
+
+/// More devices than any mesh tp can address (the runtime's limit too).
+static constexpr int64_t kMaxMeshSize = 65536;
 
 void Plan::setEntry(PlanEntry entry) {
   for (PlanEntry &e : entries)
@@ -23,6 +30,19 @@ void Plan::setEntry(PlanEntry entry) {
       return;
     }
   entries.push_back(std::move(entry));
+}
+
+namespace {
+struct PlanFileError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+} // namespace
+
+/// A mesh axis name: an identifier, as PyTorch's mesh_dim_names are used.
+static bool isAxisName(StringRef name) {
+  if (name.empty() || !(std::isalpha(name[0]) || name[0] == '_'))
+    return false;
+  return llvm::all_of(name, [](char c) { return std::isalnum(c) || c == '_'; });
 }
 
 /// "line L, column C" of byte offset `pos` in `text`.
@@ -48,9 +68,29 @@ std::optional<std::string> tp::readPlanFile(StringRef path, Plan &plan) {
   std::string text = buffer.str();
   std::string where = path.str() + ": ";
 
+  // Plans are a few levels deep; a limit keeps a hostile file from
+  // exhausting the stack, and a repeated key is an error, not "last wins".
+  constexpr int kMaxDepth = 32;
+  std::vector<std::set<std::string>> keysSeen;
+  auto check = [&](int depth, json::parse_event_t event, json &parsed) {
+    if (depth > kMaxDepth)
+      throw PlanFileError("nested deeper than " + std::to_string(kMaxDepth) +
+                          " levels; a plan is a flat object of objects");
+    if (event == json::parse_event_t::object_start)
+      keysSeen.emplace_back();
+    else if (event == json::parse_event_t::object_end && !keysSeen.empty())
+      keysSeen.pop_back();
+    else if (event == json::parse_event_t::key && !keysSeen.empty() &&
+             !keysSeen.back().insert(parsed.get<std::string>()).second)
+      throw PlanFileError("the key \"" + parsed.get<std::string>() +
+                          "\" appears twice in one object");
+    return true;
+  };
   json doc;
   try {
-    doc = json::parse(text);
+    doc = json::parse(text, check);
+  } catch (const PlanFileError &e) {
+    return where + e.what();
   } catch (const json::parse_error &e) {
     // e.byte is one past the offending character.
     std::string msg = e.what();
@@ -68,9 +108,14 @@ std::optional<std::string> tp::readPlanFile(StringRef path, Plan &plan) {
         return where + "\"mesh\" must be an object like {\"dp\": 2, \"tp\": 4}";
       plan.mesh.clear();
       for (auto &[axis, size] : value.items()) {
-        if (!size.is_number_integer() || size.get<int64_t>() <= 0)
+        if (!isAxisName(axis))
           return where + "mesh axis \"" + axis +
-                 "\" must have a positive integer size";
+                 "\" is not a name (letters, digits and _)";
+        if (!size.is_number_integer() || size.get<int64_t>() <= 0 ||
+            size.get<int64_t>() > kMaxMeshSize)
+          return where + "mesh axis \"" + axis +
+                 "\" must have a positive integer size (at most " +
+                 std::to_string(kMaxMeshSize) + ")";
         plan.mesh.emplace_back(axis, size.get<int64_t>());
       }
     } else if (key == "plan") {
@@ -111,9 +156,15 @@ std::optional<std::string> tp::parseMeshSpec(StringRef spec, Plan &plan) {
   for (StringRef part : parts) {
     auto [name, size] = part.split('=');
     int64_t n;
-    if (name.empty() || size.getAsInteger(10, n) || n <= 0)
-      return "--mesh expects name=size[,name=size...], got '" + spec.str() +
-             "'";
+    if (!isAxisName(name) || size.getAsInteger(10, n) || n <= 0 ||
+        n > kMaxMeshSize)
+      return "--mesh expects name=size[,name=size...] with names of letters, "
+             "digits and _ and sizes 1.." +
+             std::to_string(kMaxMeshSize) + ", got '" + spec.str() + "'";
+    for (auto &axis : plan.mesh)
+      if (axis.first == name)
+        return "--mesh names axis '" + name.str() + "' twice in '" +
+               spec.str() + "'";
     plan.mesh.emplace_back(name.str(), n);
   }
   return std::nullopt;
@@ -123,8 +174,10 @@ std::optional<std::string>
 tp::parseAssignment(StringRef spec, StringRef what,
                     std::vector<std::pair<std::string, std::string>> &into) {
   auto [name, value] = spec.split('=');
-  if (name.empty() || value.empty())
-    return what.str() + " expects name=style, got '" + spec.str() + "'";
+  if (name.empty() || value.empty() || value.ends_with("@") ||
+      value.starts_with("@"))
+    return what.str() + " expects name=style[@axis], got '" + spec.str() +
+           "'";
   for (auto &entry : into)
     if (entry.first == name) {
       entry.second = value.str();

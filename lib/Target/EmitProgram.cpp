@@ -12,12 +12,16 @@
 #include "mlir/Target/LLVMIR/Dialect/All.h"
 #include "mlir/Target/LLVMIR/Export.h"
 #include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/Constants.h"
+#include "llvm/IR/GlobalVariable.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
+#include "llvm/Support/SHA256.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Target/TargetMachine.h"
@@ -50,6 +54,17 @@ static LogicalResult addEntryPoint(llvm::Module &module, StringRef func,
   b.CreateCall(target, args);
   b.CreateRetVoid();
   return success();
+}
+
+/// `const char tp_manifest_sha256[65]`: the hex SHA-256 of manifest.json.
+static void addManifestHash(llvm::Module &module, StringRef manifestText) {
+  std::string hex = llvm::toHex(
+      llvm::SHA256::hash(llvm::arrayRefFromStringRef(manifestText)),
+      /*LowerCase=*/true);
+  auto *init = llvm::ConstantDataArray::getString(module.getContext(), hex);
+  new llvm::GlobalVariable(module, init->getType(), /*isConstant=*/true,
+                           llvm::GlobalValue::ExternalLinkage, init,
+                           "tp_manifest_sha256");
 }
 
 /// The libraries program.so links: MLIR's C runner utilities (memrefCopy
@@ -154,6 +169,12 @@ LogicalResult tp::emitProgram(ModuleOp module,
     return emitError(module.getLoc(), "translation to LLVM IR failed");
   if (failed(addEntryPoint(*llvmModule, funcName, module.getLoc())))
     return failure();
+  // program.so carries the SHA-256 of the manifest written beside it, so
+  // that tp-run refuses an edited manifest or a pair from two compiles.
+  std::string manifestText =
+      llvm::formatv("{0:2}", llvm::json::Value(std::move(*manifest))).str() +
+      "\n";
+  addManifestHash(*llvmModule, manifestText);
 
   llvm::InitializeNativeTarget();
   llvm::InitializeNativeTargetAsmPrinter();
@@ -226,8 +247,7 @@ LogicalResult tp::emitProgram(ModuleOp module,
   if (ec)
     return emitError(module.getLoc())
            << "cannot write " << manifestPath << ": " << ec.message();
-  out.os() << llvm::formatv("{0:2}", llvm::json::Value(std::move(*manifest)))
-           << "\n";
+  out.os() << manifestText;
   if (std::error_code ec = llvm::sys::fs::rename(tmpSo, soPath))
     return emitError(module.getLoc())
            << "cannot write " << soPath << ": " << ec.message();

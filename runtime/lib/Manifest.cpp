@@ -3,7 +3,13 @@
 #include "tprt/DType.h"
 
 #include "llvm/Support/JSON.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/SHA256.h"
+
+#include <algorithm>
 
 using namespace tprt;
 
@@ -36,79 +42,191 @@ std::vector<int64_t> TensorSpec::blockOf(const Mesh &mesh, int rank) const {
 
 Status Manifest::load(const std::string &dir, Manifest &m) {
   std::string path = dir + "/manifest.json";
+  if (llvm::sys::fs::is_regular_file(dir))
+    return Status::error(dir + " is a file, not a program folder (tp-compile -o "
+                               "out/ writes program.so and manifest.json "
+                               "into the folder out)");
   auto buffer = llvm::MemoryBuffer::getFile(path);
   if (!buffer)
     return Status::error(path + ": cannot read (is " + dir +
                          " a directory written by tp-compile -o?)");
-  llvm::Expected<llvm::json::Value> parsed =
-      llvm::json::parse((*buffer)->getBuffer());
-  if (!parsed)
-    return Status::error(path + ": " + llvm::toString(parsed.takeError()));
-  const llvm::json::Object *root = parsed->getAsObject();
-  auto bad = [&](const std::string &what) {
+  m.sha256 = llvm::toHex(llvm::SHA256::hash(llvm::arrayRefFromStringRef(
+                             (*buffer)->getBuffer())),
+                         /*LowerCase=*/true);
+  return parse(path, (*buffer)->getBuffer().str(), dir, m);
+}
+
+namespace {
+/// Reads manifest.json's fields, checking every type and size on the way:
+/// the file is input, and a wrong size would index out of a buffer later.
+class ManifestParser {
+public:
+  ManifestParser(const std::string &path, Manifest &m) : path(path), m(m) {}
+
+  Status parse(const llvm::json::Object &root);
+
+private:
+  Status bad(const std::string &what) const {
     return Status::error(path + ": malformed manifest (" + what + ")");
-  };
-  if (!root || root->getString("format") != "tp-program/1")
+  }
+  static bool isSize(const llvm::json::Value &v, int64_t max) {
+    std::optional<int64_t> i = v.getAsInteger();
+    return i && *i >= 0 && *i <= max;
+  }
+  Status readSizes(const llvm::json::Object &o, llvm::StringRef key,
+                   const std::string &what, std::vector<int64_t> &out) const;
+  Status readTensor(const llvm::json::Value &v, TensorSpec &t) const;
+  Status readTensors(const llvm::json::Object &root, const char *key,
+                     std::vector<TensorSpec> &out) const;
+
+  const std::string &path;
+  Manifest &m;
+};
+} // namespace
+
+// Dims and element counts stay far below what int64 products overflow at.
+static constexpr int64_t kMaxElements = int64_t(1) << 48;
+
+Status ManifestParser::readSizes(const llvm::json::Object &o,
+                                 llvm::StringRef key, const std::string &what,
+                                 std::vector<int64_t> &out) const {
+  const llvm::json::Array *list = o.getArray(key);
+  if (!list)
+    return bad(what + " has no " + key.str() + " list");
+  int64_t product = 1;
+  for (const llvm::json::Value &d : *list) {
+    if (!isSize(d, kMaxElements))
+      return bad(what + " has a " + key.str() + " entry that is not a size");
+    out.push_back(*d.getAsInteger());
+    product *= std::max<int64_t>(out.back(), 1);
+    if (product > kMaxElements)
+      return bad(what + " has more elements than a tensor can");
+  }
+  return Status::ok();
+}
+
+Status ManifestParser::readTensor(const llvm::json::Value &v,
+                                  TensorSpec &t) const {
+  const llvm::json::Object *o = v.getAsObject();
+  if (!o || !o->getString("name"))
+    return bad("a tensor entry without a name");
+  t.name = o->getString("name")->str();
+  std::string what = "tensor '" + t.name + "'";
+  t.kind = o->getString("kind").value_or("").str();
+  t.torchName = o->getString("torch_name").value_or("").str();
+  t.dtype = dtypeFromName(o->getString("dtype").value_or("").str());
+  if (t.dtype < 0)
+    return bad(what + " has an unsupported dtype");
+  if (Status s = readSizes(*o, "shape", what, t.shape); !s)
+    return s;
+  if (Status s = readSizes(*o, "local_shape", what, t.localShape); !s)
+    return s;
+  const llvm::json::Array *sharding = o->getArray("sharding");
+  if (!sharding || sharding->size() != t.shape.size() ||
+      t.localShape.size() != t.shape.size())
+    return bad(what + ": shape, local_shape and sharding differ in rank");
+  for (size_t d = 0; d < t.shape.size(); ++d) {
+    const llvm::json::Array *axes = (*sharding)[d].getAsArray();
+    if (!axes)
+      return bad(what + ": sharding entry " + std::to_string(d) +
+                 " is not a list of mesh axes");
+    t.sharding.emplace_back();
+    int64_t blocks = 1;
+    for (const llvm::json::Value &axis : *axes) {
+      std::string name = axis.getAsString().value_or("").str();
+      auto it = std::find(m.mesh.names.begin(), m.mesh.names.end(), name);
+      if (it == m.mesh.names.end())
+        return bad(what + " is split over '" + name +
+                   "', which is not a mesh axis");
+      int a = int(it - m.mesh.names.begin());
+      if (llvm::is_contained(t.sharding.back(), a))
+        return bad(what + " is split twice over '" + name + "'");
+      t.sharding.back().push_back(a);
+      blocks *= m.mesh.sizes[a];
+    }
+    if (t.localShape[d] * blocks != t.shape[d])
+      return bad(what + ": local_shape " + formatShape(t.localShape) +
+                 " is not shape " + formatShape(t.shape) +
+                 " split as its sharding says");
+  }
+  return Status::ok();
+}
+
+Status ManifestParser::readTensors(const llvm::json::Object &root,
+                                   const char *key,
+                                   std::vector<TensorSpec> &out) const {
+  const llvm::json::Array *list = root.getArray(key);
+  if (!list)
+    return bad(std::string("no ") + key);
+  for (const llvm::json::Value &v : *list) {
+    TensorSpec t;
+    if (Status s = readTensor(v, t); !s)
+      return s;
+    out.push_back(std::move(t));
+  }
+  return Status::ok();
+}
+
+Status ManifestParser::parse(const llvm::json::Object &root) {
+  if (root.getString("format") != "tp-program/1")
     return bad("not a tp-program/1 manifest");
-  m.dir = dir;
-  m.target = root->getString("target").value_or("").str();
-  m.library = root->getString("library").value_or("").str();
-  m.entry = root->getString("entry").value_or("").str();
-  if (const auto *model = root->getObject("model")) {
+  m.target = root.getString("target").value_or("").str();
+  m.library = root.getString("library").value_or("").str();
+  m.entry = root.getString("entry").value_or("").str();
+  // The library is a file of the program folder, never a path elsewhere.
+  if (m.library.empty() || m.library.find('/') != std::string::npos ||
+      m.library == "." || m.library == "..")
+    return bad("'library' must name a file of the program folder");
+  if (const llvm::json::Object *model = root.getObject("model")) {
     m.modelPath = model->getString("path").value_or("").str();
     m.modelSha256 = model->getString("sha256").value_or("").str();
   }
-  const auto *mesh = root->getObject("mesh");
-  if (!mesh)
-    return bad("no mesh");
-  for (const auto &a : *mesh->getArray("axes"))
-    m.mesh.names.push_back(a.getAsString().value_or("").str());
-  for (const auto &s : *mesh->getArray("sizes"))
-    m.mesh.sizes.push_back(s.getAsInteger().value_or(1));
-  auto readTensors = [&](const char *key,
-                         std::vector<TensorSpec> &out) -> Status {
-    const auto *list = root->getArray(key);
-    if (!list)
-      return bad(std::string("no ") + key);
-    for (const auto &v : *list) {
-      const auto *o = v.getAsObject();
-      TensorSpec t;
-      t.name = o->getString("name").value_or("").str();
-      t.kind = o->getString("kind").value_or("").str();
-      t.torchName = o->getString("torch_name").value_or("").str();
-      t.dtype = dtypeFromName(o->getString("dtype").value_or("").str());
-      for (const auto &d : *o->getArray("shape"))
-        t.shape.push_back(d.getAsInteger().value_or(0));
-      for (const auto &d : *o->getArray("local_shape"))
-        t.localShape.push_back(d.getAsInteger().value_or(0));
-      for (const auto &dim : *o->getArray("sharding")) {
-        t.sharding.emplace_back();
-        for (const auto &axis : *dim.getAsArray()) {
-          std::string name = axis.getAsString().value_or("").str();
-          for (size_t a = 0; a < m.mesh.names.size(); ++a)
-            if (m.mesh.names[a] == name)
-              t.sharding.back().push_back(int(a));
-        }
-      }
-      if (t.dtype < 0)
-        return bad("tensor " + t.name + " has an unsupported dtype");
-      out.push_back(std::move(t));
-    }
-    return Status::ok();
-  };
-  if (Status s = readTensors("arguments", m.arguments); !s)
+  const llvm::json::Object *mesh = root.getObject("mesh");
+  const llvm::json::Array *axes = mesh ? mesh->getArray("axes") : nullptr;
+  const llvm::json::Array *sizes = mesh ? mesh->getArray("sizes") : nullptr;
+  if (!axes || !sizes || axes->size() != sizes->size() || axes->empty() ||
+      axes->size() > 16)
+    return bad("the mesh needs 1 to 16 axes, each with a size");
+  int64_t devices = 1;
+  for (size_t a = 0; a < axes->size(); ++a) {
+    std::optional<llvm::StringRef> name = (*axes)[a].getAsString();
+    std::optional<int64_t> size = (*sizes)[a].getAsInteger();
+    if (!name || name->empty() || !size || *size < 1 ||
+        (devices *= *size) > 65536)
+      return bad("mesh axis " + std::to_string(a) +
+                 " needs a name and a size, 65536 devices at most");
+    m.mesh.names.push_back(name->str());
+    m.mesh.sizes.push_back(*size);
+  }
+  if (Status s = readTensors(root, "arguments", m.arguments); !s)
     return s;
-  if (Status s = readTensors("results", m.results); !s)
+  if (Status s = readTensors(root, "results", m.results); !s)
     return s;
-  if (const auto *sites = root->getArray("collective_sites"))
-    for (const auto &s : *sites)
+  if (const llvm::json::Array *sites = root.getArray("collective_sites"))
+    for (const llvm::json::Value &s : *sites)
       m.collectiveSites.push_back(s.getAsString().value_or("").str());
-  if (const auto *masks = root->getArray("axis_masks"))
-    for (const auto &v : *masks)
-      m.axisMasks.push_back(v.getAsInteger().value_or(0));
-  if (const auto *tied = root->getObject("tied_copies"))
+  if (const llvm::json::Array *masks = root.getArray("axis_masks"))
+    for (const llvm::json::Value &v : *masks) {
+      std::optional<int64_t> mask = v.getAsInteger();
+      if (!mask || *mask < 0 || *mask >= (int64_t(1) << m.mesh.names.size()))
+        return bad("an axis mask names axes the mesh does not have");
+      m.axisMasks.push_back(*mask);
+    }
+  if (const llvm::json::Object *tied = root.getObject("tied_copies"))
     for (const auto &[copy, weight] : *tied)
       m.tiedCopies.emplace_back(copy.str(),
                                 weight.getAsString().value_or("").str());
   return Status::ok();
+}
+
+Status Manifest::parse(const std::string &path, const std::string &text,
+                       const std::string &dir, Manifest &m) {
+  llvm::Expected<llvm::json::Value> parsed = llvm::json::parse(text);
+  if (!parsed)
+    return Status::error(path + ": " + llvm::toString(parsed.takeError()));
+  const llvm::json::Object *root = parsed->getAsObject();
+  if (!root)
+    return Status::error(path + ": malformed manifest (not a JSON object)");
+  m.dir = dir;
+  return ManifestParser(path, m).parse(*root);
 }

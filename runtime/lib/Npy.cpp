@@ -3,6 +3,7 @@
 #include "tprt/DType.h"
 
 #include <fstream>
+#include <optional>
 
 using namespace tprt;
 
@@ -31,10 +32,86 @@ static const char *descr(int32_t dtype) {
 
 std::string NpyArray::shapeString() const { return formatShape(shape); }
 
+/// A non-negative decimal integer below 2^62, else nullopt (never throws:
+/// headers are user input).
+static std::optional<int64_t> parseDim(const std::string &text) {
+  size_t b = text.find_first_not_of(' '), e = text.find_last_not_of(' ');
+  if (b == std::string::npos)
+    return std::nullopt;
+  int64_t v = 0;
+  for (size_t i = b; i <= e; ++i) {
+    if (text[i] < '0' || text[i] > '9' || v > (int64_t(1) << 58))
+      return std::nullopt;
+    v = v * 10 + (text[i] - '0');
+  }
+  return v;
+}
+
+Status tprt::parseNpyHeader(const std::string &what, const std::string &header,
+                            NpyArray &out, int64_t &elements) {
+  auto bad = [&](const std::string &why) {
+    return Status::error(what + ": malformed .npy header (" + why + ")");
+  };
+  auto field = [&](const std::string &key) -> std::string {
+    size_t k = header.find("'" + key + "'");
+    if (k == std::string::npos)
+      return "";
+    size_t colon = header.find(':', k);
+    return colon == std::string::npos ? "" : header.substr(colon + 1);
+  };
+  std::string d = field("descr");
+  size_t q1 = d.find('\'');
+  size_t q2 = q1 == std::string::npos ? q1 : d.find('\'', q1 + 1);
+  if (q2 == std::string::npos)
+    return bad("no 'descr'");
+  std::string type = d.substr(q1 + 1, q2 - q1 - 1);
+  out.dtype = -1;
+  for (int32_t t : {TPRT_F32, TPRT_F64, TPRT_F16, TPRT_I64, TPRT_I32,
+                    TPRT_I16, TPRT_I8, TPRT_BOOL})
+    if (type == descr(t))
+      out.dtype = t;
+  if (out.dtype < 0)
+    return Status::error(what + ": unsupported .npy dtype '" + type +
+                         "' (f4, f8, f2, i8, i4, i2, i1, b1 are)");
+  std::string order = field("fortran_order");
+  if (order.find("True") < order.find(','))
+    return Status::error(what + ": Fortran-order .npy files are not supported");
+  std::string shape = field("shape");
+  size_t open = shape.find('('), close = shape.find(')');
+  if (open == std::string::npos || close == std::string::npos || close < open)
+    return bad("no 'shape' tuple");
+  shape = shape.substr(open + 1, close - open - 1);
+  out.shape.clear();
+  elements = 1;
+  size_t pos = 0;
+  while (pos < shape.size()) {
+    size_t comma = shape.find(',', pos);
+    std::string part = shape.substr(pos, comma == std::string::npos
+                                             ? std::string::npos
+                                             : comma - pos);
+    if (part.find_first_not_of(" ") != std::string::npos) {
+      std::optional<int64_t> dim = parseDim(part);
+      if (!dim)
+        return bad("dim '" + part + "' is not a size");
+      // Sizes multiply within 2^62 or the file cannot hold them anyway.
+      if (*dim && elements > (int64_t(1) << 62) / *dim)
+        return bad("shape (" + shape + ") has too many elements");
+      elements *= *dim;
+      out.shape.push_back(*dim);
+    }
+    if (comma == std::string::npos)
+      break;
+    pos = comma + 1;
+  }
+  return Status::ok();
+}
+
 Status tprt::readNpy(const std::string &path, NpyArray &out) {
-  std::ifstream in(path, std::ios::binary);
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
   if (!in)
     return Status::error(path + ": cannot open");
+  uint64_t fileSize = uint64_t(in.tellg());
+  in.seekg(0);
   char magic[8];
   in.read(magic, 8);
   if (!in || std::string(magic, 6) != "\x93NUMPY")
@@ -47,47 +124,22 @@ Status tprt::readNpy(const std::string &path, NpyArray &out) {
   } else {
     in.read(reinterpret_cast<char *>(&headerLen), 4);
   }
+  uint64_t dataStart = (magic[6] == 1 ? 10 : 12) + uint64_t(headerLen);
+  if (!in || dataStart > fileSize)
+    return Status::error(path + ": truncated .npy file (the header is cut)");
   std::string header(headerLen, '\0');
   in.read(header.data(), headerLen);
-  auto field = [&](const std::string &key) -> std::string {
-    size_t k = header.find("'" + key + "'");
-    if (k == std::string::npos)
-      return "";
-    size_t colon = header.find(':', k);
-    return header.substr(colon + 1);
-  };
-  std::string d = field("descr");
-  size_t q1 = d.find('\''), q2 = d.find('\'', q1 + 1);
-  std::string type = d.substr(q1 + 1, q2 - q1 - 1);
-  out.dtype = -1;
-  for (int32_t t : {TPRT_F32, TPRT_F64, TPRT_F16, TPRT_I64, TPRT_I32,
-                    TPRT_I16, TPRT_I8, TPRT_BOOL})
-    if (type == descr(t))
-      out.dtype = t;
-  if (out.dtype < 0)
-    return Status::error(path + ": unsupported .npy dtype '" + type +
-                         "' (f4, f8, f2, i8, i4 are)");
-  if (field("fortran_order").find("True") < field("fortran_order").find(','))
-    return Status::error(path + ": Fortran-order .npy files are not supported");
-  std::string shape = field("shape");
-  shape = shape.substr(shape.find('(') + 1, shape.find(')') - shape.find('(') - 1);
-  out.shape.clear();
-  size_t pos = 0;
-  while (pos < shape.size()) {
-    size_t comma = shape.find(',', pos);
-    std::string part = shape.substr(pos, comma == std::string::npos
-                                             ? std::string::npos
-                                             : comma - pos);
-    if (part.find_first_not_of(" ") != std::string::npos)
-      out.shape.push_back(std::stoll(part));
-    if (comma == std::string::npos)
-      break;
-    pos = comma + 1;
-  }
-  int64_t n = 1;
-  for (int64_t s : out.shape)
-    n *= s;
-  out.data.resize(n * dtypeSize(out.dtype));
+  int64_t n;
+  if (Status s = parseNpyHeader(path, header, out, n); !s)
+    return s;
+  // Checked before allocating: a header may claim any size.
+  uint64_t bytes = uint64_t(n) * dtypeSize(out.dtype);
+  if (bytes > fileSize - dataStart)
+    return Status::error(path + ": truncated .npy file (shape " +
+                         out.shapeString() + " needs " +
+                         std::to_string(bytes) + " bytes of data, the file "
+                         "has " + std::to_string(fileSize - dataStart) + ")");
+  out.data.resize(bytes);
   in.read(out.data.data(), out.data.size());
   if (!in)
     return Status::error(path + ": truncated .npy file");

@@ -2,12 +2,54 @@
 #include "tprt/Program.h"
 
 #include <chrono>
+#include <cstring>
 #include <dlfcn.h>
+#include <elf.h>
+#include <fstream>
+#include <vector>
 #ifdef TPRT_HAVE_CUDA
 #include "tprt/Cuda.h"
 #endif
 
 using namespace tprt;
+
+/// dlopen maps a shared object cut short (an interrupted copy or compile)
+/// and faults (SIGBUS) on the missing pages instead of failing: check first
+/// that every segment and section table the ELF headers name is in the file.
+static Status checkElfFile(const std::string &path) {
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
+  if (!in)
+    return Status::error(path + ": cannot open");
+  uint64_t size = uint64_t(in.tellg());
+  in.seekg(0);
+  Elf64_Ehdr eh;
+  auto cut = [&](const std::string &what) {
+    return Status::error(path + ": not a complete shared object (" + what +
+                         "; was it truncated? recompile the program)");
+  };
+  if (size < sizeof(eh) || !in.read(reinterpret_cast<char *>(&eh), sizeof(eh)))
+    return cut("shorter than an ELF header");
+  if (std::memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 ||
+      eh.e_ident[EI_CLASS] != ELFCLASS64)
+    return cut("no 64-bit ELF header");
+  auto within = [&](uint64_t offset, uint64_t bytes) {
+    return offset <= size && bytes <= size - offset;
+  };
+  if (!within(eh.e_shoff, uint64_t(eh.e_shnum) * eh.e_shentsize) ||
+      !within(eh.e_phoff, uint64_t(eh.e_phnum) * eh.e_phentsize) ||
+      eh.e_phentsize != sizeof(Elf64_Phdr))
+    return cut("its header tables lie past the end of the file");
+  std::vector<Elf64_Phdr> segments(eh.e_phnum);
+  in.seekg(std::streamoff(eh.e_phoff));
+  in.read(reinterpret_cast<char *>(segments.data()),
+          std::streamsize(segments.size() * sizeof(Elf64_Phdr)));
+  if (!in)
+    return cut("its program headers cannot be read");
+  for (const Elf64_Phdr &ph : segments)
+    if (ph.p_type == PT_LOAD && !within(ph.p_offset, ph.p_filesz))
+      return cut("a segment lies past the end of the file");
+  return Status::ok();
+}
 
 Status Program::load(const Manifest &m, std::unique_ptr<Program> &out) {
   if (m.target == "cuda") {
@@ -30,9 +72,23 @@ Status Program::load(const Manifest &m, std::unique_ptr<Program> &out) {
   }
   std::unique_ptr<Program> p(new Program(m));
   std::string path = m.dir + "/" + m.library;
+  if (Status s = checkElfFile(path); !s)
+    return s;
   p->handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!p->handle)
     return Status::error(path + ": cannot load: " + dlerror());
+  // The pair must come from one compile: an edited manifest, or one left by
+  // another compile into the same folder, would describe other buffers.
+  const char *hash =
+      static_cast<const char *>(dlsym(p->handle, "tp_manifest_sha256"));
+  if (!hash || m.sha256.empty() || m.sha256 != hash)
+    return Status::error(
+        path + " was not compiled with " + m.dir +
+        "/manifest.json (" +
+        (hash ? "the manifest has changed since, or the two come from "
+                "different compiles"
+              : "the library carries no manifest checksum") +
+        "); recompile the program");
   p->entry = reinterpret_cast<void (*)(void **)>(dlsym(p->handle, m.entry.c_str()));
   if (!p->entry)
     return Status::error(path + ": no entry point '" + m.entry + "'");

@@ -7,7 +7,6 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/SHA256.h"
-#include "onnx/defs/parser.h"
 #include "onnx/onnx_pb.h"
 
 #include <cstring>
@@ -119,8 +118,9 @@ Status WeightSource::open(const std::string &path,
     return Status::error(path + ": cannot read the ONNX model");
   std::string bytes((std::istreambuf_iterator<char>(in)),
                     std::istreambuf_iterator<char>());
+  std::string error;
   bool parsed = looksLikeOnnxText(bytes)
-                    ? onnx::OnnxParser::Parse(weights->model, bytes.c_str()).IsOK()
+                    ? parseOnnxText(bytes, weights->model, error)
                     : weights->model.ParseFromString(bytes);
   if (!parsed)
     return Status::error(path + ": cannot read the ONNX model");

@@ -43,7 +43,12 @@ cl::OptionCategory category("tp-compile options");
 
 cl::opt<std::string> inputFile(cl::Positional,
                                cl::desc("<model.onnx>"), cl::cat(category));
-cl::opt<std::string> outputFile("o", cl::desc("Output file ('-' for stdout)"),
+cl::opt<std::string> outputFile("o",
+                                cl::desc("Output: a file ('-' for stdout), "
+                                         "or the program folder when the "
+                                         "name ends in '/', is a folder, or "
+                                         "(with a plan) does not end in "
+                                         ".mlir"),
                                 cl::value_desc("file"), cl::init("-"),
                                 cl::cat(category));
 cl::list<std::string>
@@ -322,11 +327,24 @@ int main(int argc, char **argv) {
     if (failed(pm.run(*module)))
       return 1;
   }
-  // `-o out/` (or an existing directory) means: build a program.
+  // `-o out/` (or an existing directory) means: build a program; so does
+  // any other name but `-` or `*.mlir` with a plan, since a plan is given to
+  // build a program (MLIR text of a plan needs --emit=sharded or a .mlir).
+  bool planGiven = !planFile.empty() || !meshSpec.empty() ||
+                   !planEntries.empty() || !dataParallel.empty();
   if (!emit.getNumOccurrences() &&
       (StringRef(outputFile).ends_with("/") ||
-       llvm::sys::fs::is_directory(outputFile)))
+       llvm::sys::fs::is_directory(outputFile) ||
+       (planGiven && outputFile != "-" &&
+        !StringRef(outputFile).ends_with(".mlir") &&
+        !explainSharding && !report.getNumOccurrences())))
     emit = Emit::Program;
+  if (emit == Emit::Program && llvm::sys::fs::is_regular_file(outputFile)) {
+    llvm::errs() << "tp-compile: error: -o " << outputFile
+                 << " is a file; a program is a folder (program.so and "
+                    "manifest.json): name another\n";
+    return 1;
+  }
   if (emit == Emit::Program && outputFile == "-") {
     llvm::errs() << "tp-compile: error: --emit=program needs -o <directory>\n";
     return 1;

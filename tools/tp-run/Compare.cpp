@@ -108,20 +108,41 @@ std::optional<bool> tprt::compareWithFile(const std::string &name,
             ref.shapeString() + ", the output " + got.shapeString();
     return std::nullopt;
   }
+  // NaN and infinity pass only where both sides have the same one: a NaN
+  // output must never hide in a max() that skips it.
   double maxDiff = 0, maxRef = 0;
+  int64_t nonFinite = 0, firstNonFinite = -1;
+  double badOut = 0, badRef = 0;
   size_t n = got.data.size() / dtypeSize(got.dtype);
   for (size_t i = 0; i < n; ++i) {
     double a = toDouble(got.data.data() + i * dtypeSize(got.dtype), got.dtype);
     double b = toDouble(ref.data.data() + i * dtypeSize(ref.dtype), ref.dtype);
+    if (!std::isfinite(a) || !std::isfinite(b)) {
+      if ((std::isnan(a) && std::isnan(b)) || a == b)
+        continue;
+      if (firstNonFinite < 0) {
+        firstNonFinite = int64_t(i);
+        badOut = a;
+        badRef = b;
+      }
+      ++nonFinite;
+      continue;
+    }
     maxDiff = std::max(maxDiff, std::fabs(a - b));
     maxRef = std::max(maxRef, std::fabs(b));
   }
   double rel = maxRef > 0 ? maxDiff / maxRef : maxDiff;
-  bool ok = maxDiff <= absTolerance + tolerance * maxRef;
+  bool ok = nonFinite == 0 && maxDiff <= absTolerance + tolerance * maxRef;
   llvm::outs() << llvm::format(
       "%s: max |out - ref| = %.3g, max |ref| = %.3g, relative %.3g %s "
       "(tolerance %.3g, %d rank%s)\n",
       name.c_str(), maxDiff, maxRef, rel, ok ? "OK" : "MISMATCH", tolerance,
       numRanks, numRanks == 1 ? "" : "s");
+  if (nonFinite)
+    llvm::outs() << llvm::format(
+        "%s: %lld of %zu elements are NaN or infinite on one side only "
+        "(first at flat index %lld: out %g, ref %g)\n",
+        name.c_str(), (long long)nonFinite, n, (long long)firstNonFinite,
+        badOut, badRef);
   return ok;
 }

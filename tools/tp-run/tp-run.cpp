@@ -19,6 +19,7 @@
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
@@ -340,6 +341,17 @@ int main(int argc, char **argv) {
   }
   if (programDir.empty())
     return fail("no program directory (tp-compile -o out/); see --help");
+  if (!std::isfinite(timeoutSeconds) || timeoutSeconds <= 0 ||
+      timeoutSeconds > 1e6)
+    return fail(llvm::formatv("--timeout {0}", llvm::format("%g", timeoutSeconds.getValue())).str() +
+                ": give seconds, more than 0 and at most 1e6");
+  if (repeat < 1)
+    return fail("--repeat " + std::to_string(repeat) + ": runs the step K "
+                "times, K >= 1");
+  if (steps < 1)
+    return fail("--steps " + std::to_string(steps) + ": N >= 1");
+  if (ranksOpt.getNumOccurrences() && ranksOpt < 1)
+    return fail("--ranks " + std::to_string(ranksOpt) + ": N >= 1");
   bool nccl = backend == "nccl";
   if (backend != "mpi" && backend != "threads" && !nccl)
     return fail("unknown --backend '" + backend + "' (threads, mpi or nccl)");
@@ -397,6 +409,13 @@ int main(int argc, char **argv) {
                        m.mesh.describe() + " (" + std::to_string(numRanks) +
                        " devices); recompile with another --mesh"));
 
+  if (steps.getNumOccurrences() && weightFeedback(m).empty())
+    return finish(fail(
+        "--steps runs training programs that update their weights; " + m.dir +
+        (resultNamed(m, "loss") >= 0
+             ? " computes gradients but updates no weight (tp-compile "
+               "--train --optimizer sgd)"
+             : " is a forward program (--repeat K runs it K times)")));
   if (!modelFile.empty())
     m.modelPath = modelFile;
   std::string sha;
@@ -435,6 +454,8 @@ int main(int argc, char **argv) {
       return finish(fail("--input names '" + name +
                          "', which is not a graph input (inputs: " +
                          join(inputNames) + ")"));
+    if (feeds.count(name))
+      return finish(fail("--input " + name + " is given twice"));
     NpyArray a;
     if (Status s = readNpy(file, a); !s)
       return finish(fail(s.message()));
@@ -565,6 +586,9 @@ int main(int argc, char **argv) {
     return finish(0);
 
   if (!dumpGrads.empty()) {
+    if (std::error_code ec = llvm::sys::fs::create_directories(dumpGrads))
+      return finish(fail("--dump-grads " + dumpGrads + ": cannot create the "
+                         "folder: " + ec.message()));
     // Files are named after the initializers (what the model and
     // --compare-grads use); names.tsv gives PyTorch's name of each weight
     // the exporter renamed.

@@ -41,7 +41,13 @@ struct Manifest {
   /// weight. --save writes them from the trained weight.
   std::vector<std::pair<std::string, std::string>> tiedCopies;
 
+  /// The hex SHA-256 of manifest.json, which program.so must carry.
+  std::string sha256;
+
   static Status load(const std::string &dir, Manifest &out);
+  /// The manifest text of `path` (named in messages), every field checked.
+  static Status parse(const std::string &path, const std::string &text,
+                      const std::string &dir, Manifest &out);
 };
 
 } // namespace tprt

@@ -19,6 +19,10 @@ struct NpyArray {
 
 /// Reads a C-order .npy file of f32, f64, f16, i64, i32, i16, i8 or bool.
 Status readNpy(const std::string &path, NpyArray &out);
+/// The header dict of a .npy file: dtype and shape into `out` (no data),
+/// the element count into `elements`. `what` names the file in messages.
+Status parseNpyHeader(const std::string &what, const std::string &header,
+                      NpyArray &out, int64_t &elements);
 Status writeNpy(const std::string &path, const NpyArray &array);
 
 } // namespace tprt

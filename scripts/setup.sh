@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Installs the Debian packages tp builds and tests with (DESIGN.md's
-# dependency table plus the build tools). Idempotent: when everything is
+# Installs the Debian packages tp builds and tests with (the dependency
+# table of docs/Architecture.md plus the build tools). Idempotent: when everything is
 # already installed it touches nothing and needs no network.
 set -euo pipefail
 

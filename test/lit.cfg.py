@@ -31,8 +31,42 @@ config.substitutions.append((
 
 # MPI tests need mpirun (Debian's openmpi-bin).
 import shutil
+import subprocess
 if shutil.which("mpirun"):
     config.available_features.add("mpirun")
+
+
+# `netns`: two hosts can be made of network namespaces joined by a veth
+# pair (test/e2e/mpi-two-hosts.test); needs root and a kernel and container
+# that allow it. Probed by making (and removing) one such pair.
+def probe_netns():
+    if os.geteuid() != 0:
+        return "not root"
+    ip = shutil.which("ip")
+    if not ip:
+        return "no `ip` command (Debian's iproute2)"
+    ns, veth = "tpprobe%d" % os.getpid(), "tpprobe%d" % os.getpid()
+    def run(*args):
+        r = subprocess.run([ip] + list(args), stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, text=True)
+        return None if r.returncode == 0 else \
+            "`ip %s` says: %s" % (" ".join(args), r.stdout.strip())
+    why = run("netns", "add", ns)
+    if why:
+        return why
+    why = run("link", "add", veth + "a", "type", "veth", "peer", "name",
+              veth + "b", "netns", ns)
+    run("link", "del", veth + "a")
+    run("netns", "del", ns)
+    return why
+
+
+netns_missing = probe_netns()
+if netns_missing:
+    lit_config.note("two-host MPI tests are UNSUPPORTED (skipped): cannot "
+                    "make network namespaces: " + netns_missing)
+else:
+    config.available_features.add("netns")
 
 # The ONNX backend test suite (Debian's libonnx-testdata, installed by
 # scripts/setup.sh); without it the conformance tests report UNSUPPORTED.

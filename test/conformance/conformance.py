@@ -234,6 +234,8 @@ def write_markdown(args, results, totals, totals2):
         "dim split) where it divides; outputs compared elementwise with ONNX's",
         "default tolerances (rtol 1e-3, atol 1e-7). Regenerate with:",
         "",
+        "*Takes minutes (about 2): not run by the docs test.*",
+        "",
         "```sh",
         "./scripts/conformance.sh        # writes this page and build/conformance.json",
         "```",

@@ -8,6 +8,7 @@
 #include "Fatal.h"
 #include "tprt/DType.h"
 #include "tprt/Program.h"
+#include "tprt/Watchdog.h"
 #include "tprt/tprt.h"
 
 #include <chrono>
@@ -45,7 +46,10 @@ template <typename Fn>
 static void collective(int64_t site, int64_t bytes, Fn fn) {
   RankContext &ctx = context();
   auto start = std::chrono::steady_clock::now();
-  Status s = fn(*ctx.comm, siteName(site));
+  std::string name = siteName(site);
+  markProgress(Activity::Collective, name.c_str());
+  Status s = fn(*ctx.comm, name);
+  markProgress(Activity::Code, ("after " + name).c_str());
   if (!s) {
     std::fprintf(stderr, "tp-run: error: %s\n", s.message().c_str());
     std::fflush(stderr);

@@ -5,9 +5,18 @@
 // non-blocking MPI calls polled against the deadline, so a missing rank
 // turns into an error instead of a hang. f16 / bf16 are reduced in float.
 //
+// A rank that times out asks the rest of its group, on a control
+// communicator, what they are doing; ranks waiting in a collective answer
+// (their watchdog slot's description), so the message names the ranks that
+// did not arrive and what each was last seen doing, or that it did not
+// answer (computing outside the runtime's calls, frozen, or gone).
+//
 //===----------------------------------------------------------------------===//
 #include "tprt/Communicator.h"
 #include "tprt/DType.h"
+#include "tprt/Watchdog.h"
+
+#include <algorithm>
 
 #include <cstring>
 #include <map>
@@ -34,10 +43,14 @@ MPI_Datatype mpiType(int32_t dtype) {
   }
 }
 
+constexpr int kAskTag = 7001, kAnswerTag = 7002;
+
 class MpiCommunicator : public Communicator {
 public:
   MpiCommunicator(int rank, Mesh mesh) : Communicator(rank, std::move(mesh)) {}
   std::map<int64_t, MPI_Comm> groups;
+  /// World ranks, for the status questions of a timed-out rank.
+  MPI_Comm control = MPI_COMM_NULL;
 
   Status allReduce(const void *src, void *dst, int64_t count, int32_t dtype,
                    int32_t reduction, int64_t mask,
@@ -51,7 +64,7 @@ public:
       MPI_Request req;
       MPI_Iallreduce(in.data(), out.data(), int(count), MPI_FLOAT, op,
                      comm(mask), &req);
-      if (Status st = finish(req, what); !st)
+      if (Status st = finish(req, mask, what); !st)
         return st;
       auto *d = static_cast<uint16_t *>(dst);
       for (int64_t i = 0; i < count; ++i)
@@ -60,7 +73,7 @@ public:
     }
     MPI_Request req;
     MPI_Iallreduce(src, dst, int(count), mpiType(dtype), op, comm(mask), &req);
-    return finish(req, what);
+    return finish(req, mask, what);
   }
 
   Status allGather(const void *src, void *dst, int64_t outer, int64_t chunk,
@@ -74,7 +87,7 @@ public:
     MPI_Request req;
     MPI_Iallgather(src, int(mine), MPI_BYTE, gathered.data(), int(mine),
                    MPI_BYTE, comm(mask), &req);
-    if (Status st = finish(req, what); !st)
+    if (Status st = finish(req, mask, what); !st)
       return st;
     char *out = static_cast<char *>(dst);
     for (int64_t o = 0; o < outer; ++o)
@@ -114,7 +127,7 @@ public:
     MPI_Ireduce_scatter_block(ordered.data(), result.data(), int(outer * chunk),
                               half ? MPI_FLOAT : mpiType(dtype), MPI_SUM,
                               comm(mask), &req);
-    if (Status st = finish(req, what); !st)
+    if (Status st = finish(req, mask, what); !st)
       return st;
     if (!half) {
       std::memcpy(dst, result.data(), outer * block);
@@ -137,17 +150,86 @@ private:
     MPI_Comm_size(comm(mask), &n);
     return n;
   }
-  Status finish(MPI_Request &req, const std::string &what) {
+  /// Answers the questions of timed-out ranks: what this rank is doing.
+  void answerQuestions() {
+    int asked = 0;
+    MPI_Status status;
+    while (MPI_Iprobe(MPI_ANY_SOURCE, kAskTag, control, &asked, &status) ==
+               MPI_SUCCESS &&
+           asked) {
+      MPI_Recv(nullptr, 0, MPI_BYTE, status.MPI_SOURCE, kAskTag, control,
+               MPI_STATUS_IGNORE);
+      std::string doing = describeRank(rank_);
+      // A few hundred bytes go eagerly: this send does not wait.
+      MPI_Send(doing.data(), int(doing.size()), MPI_CHAR, status.MPI_SOURCE,
+               kAnswerTag, control);
+    }
+  }
+
+  /// After a timeout: asks the other members of the group what they are
+  /// doing, for a short while, and lists those that are not where this
+  /// rank is.
+  std::string missingRanks(int64_t mask) {
+    std::vector<int> members = mesh_.group(rank_, mask);
+    std::map<int, std::string> answers;
+    std::vector<MPI_Request> asks;
+    for (int r : members)
+      if (r != rank_) {
+        asks.emplace_back();
+        MPI_Isend(nullptr, 0, MPI_BYTE, r, kAskTag, control, &asks.back());
+      }
+    auto window = std::min<std::chrono::milliseconds>(
+        timeout_ / 2, std::chrono::milliseconds(1000));
+    auto until = std::chrono::steady_clock::now() + window;
+    while (answers.size() + 1 < members.size() &&
+           std::chrono::steady_clock::now() < until) {
+      answerQuestions();
+      int ready = 0;
+      MPI_Status status;
+      MPI_Iprobe(MPI_ANY_SOURCE, kAnswerTag, control, &ready, &status);
+      if (!ready) {
+        std::this_thread::yield();
+        continue;
+      }
+      int length = 0;
+      MPI_Get_count(&status, MPI_CHAR, &length);
+      std::string text(size_t(std::max(length, 0)), '\0');
+      MPI_Recv(text.data(), length, MPI_CHAR, status.MPI_SOURCE, kAnswerTag,
+               control, MPI_STATUS_IGNORE);
+      answers[status.MPI_SOURCE] = text;
+    }
+    std::string mine = describeRank(rank_), names, seen;
+    for (int r : members) {
+      if (r == rank_)
+        continue;
+      auto it = answers.find(r);
+      if (it != answers.end() && it->second == mine)
+        continue; // waiting in this same collective: it arrived
+      names += (names.empty() ? "" : ", ") + std::to_string(r);
+      seen += "; rank " + std::to_string(r) +
+              (it != answers.end()
+                   ? " is at: " + it->second
+                   : " did not answer within " + formatSeconds(window) +
+                         " (computing outside the runtime's calls, frozen, "
+                         "or gone)");
+    }
+    return names.empty() ? "every rank arrived but the collective did not "
+                           "complete (the network?)"
+                         : "rank(s) " + names + " never arrived" + seen;
+  }
+
+  Status finish(MPI_Request &req, int64_t mask, const std::string &what) {
     auto deadline = std::chrono::steady_clock::now() + timeout_;
     int done = 0;
     while (true) {
       MPI_Test(&req, &done, MPI_STATUS_IGNORE);
       if (done)
         return Status::ok();
+      answerQuestions();
       if (std::chrono::steady_clock::now() > deadline)
         return Status::error("rank " + std::to_string(rank_) + ": " + what +
                              " timed out after " + formatSeconds(timeout_) +
-                             ": a rank of its group never arrived");
+                             ": " + missingRanks(mask));
       std::this_thread::yield();
     }
   }
@@ -169,6 +251,7 @@ tprt::createMpiCommunicator(const Mesh &mesh,
     return nullptr;
   }
   auto comm = std::make_unique<MpiCommunicator>(rank, mesh);
+  MPI_Comm_dup(MPI_COMM_WORLD, &comm->control);
   for (int64_t mask : masks) {
     // Ranks with equal coordinates outside the mask form one group.
     std::vector<int> members = mesh.group(rank, mask);

@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "tprt/Communicator.h"
+#include "tprt/Watchdog.h"
 #include "tprt/DType.h"
 
 #include <condition_variable>
@@ -123,15 +124,18 @@ private:
     auto deadline = std::chrono::steady_clock::now() + timeout_;
     if (g.cv.wait_until(lock, deadline, [&] { return g.generation != gen; }))
       return Status::ok();
-    std::string missing;
+    std::string missing, seen;
     for (size_t i = 0; i < g.members.size(); ++i)
-      if (!g.arrived[i])
-        missing += (missing.empty() ? "" : ", ") +
-                   std::to_string(g.members[i]);
+      if (!g.arrived[i]) {
+        int r = int(g.members[i]);
+        missing += (missing.empty() ? "" : ", ") + std::to_string(r);
+        if (std::string doing = describeRank(r); !doing.empty())
+          seen += "; rank " + std::to_string(r) + " was last seen: " + doing;
+      }
     return Status::error(
         "rank " + std::to_string(rank_) + ": " + what + " timed out after " +
         formatSeconds(timeout_) + " " + phase + ": rank(s) " + missing +
-        " never arrived");
+        " never arrived" + seen);
   }
 
   template <typename Fn>

@@ -14,6 +14,7 @@
 #include "tprt/Npy.h"
 #include "tprt/OnnxTensor.h"
 #include "tprt/Program.h"
+#include "tprt/Watchdog.h"
 #include "tprt/WeightLoader.h"
 
 #include "llvm/Support/CommandLine.h"
@@ -27,6 +28,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <csignal>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <map>
@@ -273,11 +276,42 @@ int resultNamed(const Manifest &m, const std::string &name) {
   return -1;
 }
 
+/// Steps every rank runs (what runRank loops over).
+int stepCount(const Manifest &m) {
+  return weightFeedback(m).empty() ? repeat : std::max<int>(steps, repeat);
+}
+
+/// Fault injection for the tests of the watchdog and the timeouts:
+/// TPRT_FAULT=freeze:R makes rank R stop making progress at its first step
+/// (as a rank stuck in a kernel or an allocation), stop:R stops its process
+/// (SIGSTOP, as a debugger or an overloaded host would; MPI backends),
+/// kill:R makes it vanish there (its process is killed under MPI; its
+/// thread returns under the threads backend).
+struct Fault {
+  enum Kind { None, Freeze, Stop, Kill } kind = None;
+  int rank = -1;
+};
+Fault faultFromEnvironment() {
+  const char *env = std::getenv("TPRT_FAULT");
+  Fault f;
+  if (!env)
+    return f;
+  llvm::StringRef kind, rank;
+  std::tie(kind, rank) = llvm::StringRef(env).split(':');
+  if (!rank.getAsInteger(10, f.rank))
+    f.kind = kind == "freeze" ? Fault::Freeze
+             : kind == "stop" ? Fault::Stop
+             : kind == "kill" ? Fault::Kill
+                              : Fault::None;
+  return f;
+}
+
 void runRank(const Program &program, Communicator &comm, const Manifest &m,
              RankState &st) {
   RankContext ctx{&comm, &m.collectiveSites, &st.stats,
                   profile ? &st.gemms : nullptr};
   setRankContext(&ctx);
+  watchRank(comm.rank());
   std::vector<void *> args, results;
   for (auto &a : st.args)
     args.push_back(a.data());
@@ -285,12 +319,25 @@ void runRank(const Program &program, Communicator &comm, const Manifest &m,
     results.push_back(r.data());
   auto feedback = weightFeedback(m);
   int loss = resultNamed(m, "loss");
-  int iterations = feedback.empty() ? repeat : std::max<int>(steps, repeat);
+  int iterations = stepCount(m);
   for (int k = 0; k < iterations; ++k) {
     for (size_t a = 0; a < st.batches.size(); ++a)
       if (!st.batches[a].empty())
         std::memcpy(st.args[a].data(), st.batches[a][k % st.batches[a].size()].data(),
                     st.args[a].size());
+    markProgress(Activity::Code, "", k + 1);
+    if (static const Fault fault = faultFromEnvironment();
+        fault.kind != Fault::None && fault.rank == comm.rank() && k == 0) {
+      if (fault.kind == Fault::Stop && backend != "threads")
+        raise(SIGSTOP);
+      if (fault.kind == Fault::Freeze || fault.kind == Fault::Stop)
+        for (;;)
+          std::this_thread::sleep_for(std::chrono::hours(1));
+      markProgress(Activity::Gone);
+      if (backend != "threads")
+        raise(SIGKILL);
+      return;
+    }
     // CUDA: without copying the inputs and weights in and results out.
     st.stepSeconds.push_back(program.run(args, results));
     if (feedback.empty())
@@ -308,8 +355,10 @@ void runRank(const Program &program, Communicator &comm, const Manifest &m,
         std::memcpy(st.args[a].data(), st.results[r].data(),
                     st.args[a].size());
   }
+  markProgress(Activity::Finished);
   setRankContext(nullptr);
 }
+
 
 } // namespace
 
@@ -501,6 +550,12 @@ int main(int argc, char **argv) {
   // Run.
   std::vector<RankState> states(mpi || nccl ? 1 : numRanks);
   auto timeout = std::chrono::milliseconds(int64_t(timeoutSeconds * 1000));
+  // A rank that stops anywhere (not only in a collective) ends the run
+  // after --timeout, as Ctrl-C does at once.
+  if (mpi || nccl)
+    startWatchdog(worldRank, 1, timeout, stepCount(m));
+  else
+    startWatchdog(0, numRanks, timeout, stepCount(m));
   if (nccl) {
 #ifdef TPRT_HAVE_CUDA
     if (Status s = prepareRank(m, worldRank, feeds, *weights, states[0]); !s)

@@ -1,0 +1,189 @@
+//===- Watchdog.cpp - end a run whose ranks stop making progress ----------===//
+//
+// Slots are written by their rank (relaxed atomics, and a fixed buffer the
+// watchdog may read torn: it only prints it), and the watchdog must not
+// allocate (it runs when memory may be what is stuck), so messages are
+// formatted with snprintf into stack buffers and written with write(2).
+//
+//===----------------------------------------------------------------------===//
+#include "tprt/Watchdog.h"
+
+#include <atomic>
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <poll.h>
+#include <thread>
+#include <unistd.h>
+
+using namespace tprt;
+
+namespace {
+struct Slot {
+  std::atomic<int64_t> lastNs{0};
+  std::atomic<int> activity{int(Activity::Idle)};
+  std::atomic<int> step{0};
+  char detail[160] = {0};
+};
+
+struct WatchdogState {
+  int firstRank = 0, count = 0, steps = 0;
+  std::chrono::milliseconds timeout{0};
+  std::unique_ptr<Slot[]> slots;
+};
+
+WatchdogState *state = nullptr;
+thread_local Slot *mySlot = nullptr;
+
+int64_t nowNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+const char *activityText(Activity a) {
+  switch (a) {
+  case Activity::Idle:
+    return "not started";
+  case Activity::Preparing:
+    return "preparing its buffers";
+  case Activity::Code:
+    return "in the program's code";
+  case Activity::Collective:
+    return "in";
+  case Activity::Gemm:
+    return "in a GEMM";
+  case Activity::Finished:
+    return "finished";
+  case Activity::Gone:
+    return "gone (its thread ended)";
+  }
+  return "";
+}
+
+/// Into `buf`: "step S of N, <activity> <detail>".
+void describeSlot(const Slot &s, char *buf, size_t size) {
+  Activity a = Activity(s.activity.load(std::memory_order_relaxed));
+  int step = s.step.load(std::memory_order_relaxed);
+  char detail[sizeof(s.detail)];
+  std::memcpy(detail, s.detail, sizeof(detail));
+  detail[sizeof(detail) - 1] = 0;
+  if (step > 0)
+    std::snprintf(buf, size, "step %d of %d, %s%s%s", step, state->steps,
+                  activityText(a), detail[0] ? " " : "", detail);
+  else
+    std::snprintf(buf, size, "%s%s%s", activityText(a), detail[0] ? " " : "",
+                  detail);
+}
+
+void say(const char *text) {
+  ssize_t ignored = write(STDERR_FILENO, text, std::strlen(text));
+  (void)ignored;
+}
+
+[[noreturn]] void endRun(int code) {
+  // Whatever the ranks hold (MPI, BLAS threads) is left to the OS: a clean
+  // shutdown could wait on the very thing that is stuck. Under mpirun, a
+  // process that exits non-zero ends the job.
+  std::fflush(stdout);
+  _exit(code);
+}
+
+/// SIGINT and SIGTERM reach any thread (OpenBLAS starts its own before
+/// main): the handler only writes the signal to a pipe the watchdog polls.
+int signalPipe[2] = {-1, -1};
+void onSignal(int sig) {
+  char c = char(sig);
+  ssize_t ignored = write(signalPipe[1], &c, 1);
+  (void)ignored;
+}
+
+void watch() {
+  // A collective waits for its group up to the timeout and reports missing
+  // ranks itself, which names more; the watchdog steps in after a margin.
+  int64_t timeoutNs = int64_t(state->timeout.count()) * 1000000;
+  int64_t collectiveNs = timeoutNs + std::max<int64_t>(timeoutNs / 2, 2000000000);
+  int64_t pollNs = std::min<int64_t>(std::max<int64_t>(timeoutNs / 10, 10000000),
+                                     250000000);
+  char line[512], what[256];
+  for (;;) {
+    pollfd fd{signalPipe[0], POLLIN, 0};
+    char c = 0;
+    int sig = 0;
+    if (poll(&fd, 1, int(pollNs / 1000000)) == 1 && read(signalPipe[0], &c, 1) == 1)
+      sig = c;
+    if (sig == SIGINT || sig == SIGTERM) {
+      std::snprintf(line, sizeof(line), "\ntp-run: %s: stopping every rank\n",
+                    sig == SIGINT ? "interrupted (Ctrl-C)" : "terminated");
+      say(line);
+      for (int i = 0; i < state->count; ++i) {
+        describeSlot(state->slots[i], what, sizeof(what));
+        std::snprintf(line, sizeof(line), "  rank %d: %s\n",
+                      state->firstRank + i, what);
+        say(line);
+      }
+      endRun(128 + sig);
+    }
+    int64_t now = nowNs();
+    for (int i = 0; i < state->count; ++i) {
+      const Slot &s = state->slots[i];
+      Activity a = Activity(s.activity.load(std::memory_order_relaxed));
+      if (a == Activity::Idle || a == Activity::Finished || a == Activity::Gone)
+        continue;
+      int64_t quiet = now - s.lastNs.load(std::memory_order_relaxed);
+      if (quiet <= (a == Activity::Collective ? collectiveNs : timeoutNs))
+        continue;
+      describeSlot(s, what, sizeof(what));
+      std::snprintf(line, sizeof(line),
+                    "tp-run: error: rank %d made no progress for %.3g s "
+                    "(--timeout %.3g s): %s; ending the run\n",
+                    state->firstRank + i, double(quiet) / 1e9,
+                    double(timeoutNs) / 1e9, what);
+      say(line);
+      endRun(1);
+    }
+  }
+}
+} // namespace
+
+void tprt::startWatchdog(int firstRank, int count,
+                         std::chrono::milliseconds timeout, int steps) {
+  if (pipe(signalPipe) == 0) {
+    struct sigaction action = {};
+    action.sa_handler = onSignal;
+    sigemptyset(&action.sa_mask);
+    sigaction(SIGINT, &action, nullptr);
+    sigaction(SIGTERM, &action, nullptr);
+  }
+  state = new WatchdogState{firstRank, count, steps, timeout,
+                            std::make_unique<Slot[]>(size_t(count))};
+  std::thread(watch).detach();
+}
+
+void tprt::watchRank(int rank) {
+  mySlot = state && rank >= state->firstRank &&
+                   rank < state->firstRank + state->count
+               ? &state->slots[rank - state->firstRank]
+               : nullptr;
+}
+
+void tprt::markProgress(Activity activity, const char *detail, int step) {
+  Slot *s = mySlot;
+  if (!s)
+    return;
+  if (step > 0)
+    s->step.store(step, std::memory_order_relaxed);
+  std::strncpy(s->detail, detail, sizeof(s->detail) - 1);
+  s->activity.store(int(activity), std::memory_order_relaxed);
+  s->lastNs.store(nowNs(), std::memory_order_relaxed);
+}
+
+std::string tprt::describeRank(int rank) {
+  if (!state || rank < state->firstRank ||
+      rank >= state->firstRank + state->count)
+    return "";
+  char buf[256];
+  describeSlot(state->slots[rank - state->firstRank], buf, sizeof(buf));
+  return buf;
+}

@@ -45,13 +45,13 @@ if [ $PORTABLE = 1 ]; then
   RUNTIME=build-portable
   [ -f $RUNTIME/build.ninja ] || cmake -G Ninja -S . -B $RUNTIME \
     -DCMAKE_BUILD_TYPE=Release -DTP_PORTABLE_RUNTIME=ON > /dev/null
-  ninja -C $RUNTIME tp-run tprt-unittests > /dev/null
+  ninja -C $RUNTIME tp-run tprt_cuda tprt-unittests > /dev/null
 fi
 
 rm -rf "$DIR"
 mkdir -p "$DIR"/{bin,lib,models,programs,bench}
 cp $RUNTIME/bin/tp-run $RUNTIME/unittests/runtime/tprt-unittests "$DIR/bin/"
-cp $RUNTIME/lib/libtprt.so "$DIR/lib/"
+cp $RUNTIME/lib/libtprt.so $RUNTIME/lib/libtprt_cuda.so "$DIR/lib/"
 cp scripts/gpu-run-checks.sh "$DIR/run.sh"
 cp bench/gpu_mlp.py "$DIR/bench/"
 for m in mlp block; do
@@ -92,14 +92,14 @@ rm "$DIR/bench/big.onnx.data"
 if [ $PORTABLE = 1 ]; then
   # What the loader finds outside DIR, less what every Linux has and the
   # CUDA libraries, which must match the machine's driver.
-  LD_LIBRARY_PATH="$DIR/lib" ldd "$DIR/bin/tp-run" "$DIR/bin/tprt-unittests" "$DIR/lib/libtprt.so" |
+  LD_LIBRARY_PATH="$DIR/lib" ldd "$DIR/bin/tp-run" "$DIR/bin/tprt-unittests" "$DIR/lib/libtprt.so" "$DIR/lib/libtprt_cuda.so" |
     awk '$2 == "=>" && $3 ~ /^\// {print $1, $3}' | sort -u |
     while read -r name path; do
       case $name in
         libc.so*|libm.so*|libdl.so*|librt.so*|libpthread.so*|ld-linux*) ;;
         libstdc++.so*|libgcc_s.so*|libz.so*) ;;
         libcudart.so*|libcublas.so*|libcublasLt.so*|libnccl.so*) ;;
-        libtprt.so) ;;
+        libtprt.so|libtprt_cuda.so) ;;
         *) cp -L "$path" "$DIR/lib/$name" ;;
       esac
     done

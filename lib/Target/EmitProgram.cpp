@@ -68,9 +68,9 @@ static void addManifestHash(llvm::Module &module, StringRef manifestText) {
 }
 
 /// The libraries program.so links: MLIR's C runner utilities (memrefCopy
-/// for strided copies) and libm; for CUDA also libtprt, whose CUDA runtime
-/// (mgpu* launches, the allocator, cuBLAS GEMMs, NCCL collectives) the
-/// program calls, so that every symbol resolves now rather than at load.
+/// for strided copies) and libm; for CUDA also libtprt_cuda, the CUDA
+/// runtime (mgpu* launches, the allocator, cuBLAS GEMMs, NCCL collectives)
+/// the program calls, so that every symbol resolves now rather than at load.
 static SmallVector<std::string> linkArguments(const Target &target) {
   SmallVector<std::string> args = {
       std::string("-L") + TP_MLIR_LIBRARY_DIR,
@@ -80,7 +80,8 @@ static SmallVector<std::string> linkArguments(const Target &target) {
     for (std::string a :
          {std::string("-L") + TP_RUNTIME_LIBRARY_DIR,
           std::string("-Wl,-rpath,") + TP_RUNTIME_LIBRARY_DIR,
-          std::string("-ltprt"), std::string("-Wl,--no-undefined")})
+          std::string("-ltprt_cuda"), std::string("-ltprt"),
+          std::string("-Wl,--no-undefined")})
       args.push_back(a);
   return args;
 }

@@ -56,7 +56,13 @@ Status Program::load(const Manifest &m, std::unique_ptr<Program> &out) {
 #ifdef TPRT_HAVE_CUDA
     // Its kernels load when the library does: a device must be there.
     int devices;
-    if (Status s = cuda::deviceCount(devices); !s)
+    std::string why;
+    const cuda::CudaApi *api = cuda::cudaApi(&why);
+    if (!api)
+      return Status::error(m.dir + ": the program was built for target "
+                                   "'cuda' and cannot run here: " +
+                           why);
+    if (Status s = api->deviceCount(devices); !s)
       return Status::error(m.dir + ": the program was built for target "
                                    "'cuda' and cannot run here: " +
                            s.message());
@@ -105,7 +111,7 @@ double Program::run(const std::vector<void *> &args,
                     const std::vector<void *> &results) const {
 #ifdef TPRT_HAVE_CUDA
   if (onGpu())
-    return runOnGpu(args, results);
+    return cuda::cudaApi()->runProgram(*this, args, results);
 #endif
   auto start = std::chrono::steady_clock::now();
   call(args, results);

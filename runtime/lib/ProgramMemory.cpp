@@ -47,7 +47,7 @@ extern "C" {
 void *_mlir_memref_to_llvm_alloc(size_t size) {
 #ifdef TPRT_HAVE_CUDA
   if (gpuMemory)
-    return cuda::allocate(size);
+    return cuda::cudaApi()->allocate(size);
 #endif
   return hostAllocator().allocate(size);
 }
@@ -55,7 +55,7 @@ void *_mlir_memref_to_llvm_alloc(size_t size) {
 void *_mlir_memref_to_llvm_aligned_alloc(size_t alignment, size_t size) {
 #ifdef TPRT_HAVE_CUDA
   if (gpuMemory)
-    return cuda::allocateAligned(alignment, size);
+    return cuda::cudaApi()->allocateAligned(alignment, size);
 #endif
   return hostAllocator().allocateAligned(alignment, size);
 }
@@ -63,7 +63,7 @@ void *_mlir_memref_to_llvm_aligned_alloc(size_t alignment, size_t size) {
 void _mlir_memref_to_llvm_free(void *ptr) {
 #ifdef TPRT_HAVE_CUDA
   if (gpuMemory)
-    return cuda::release(ptr);
+    return cuda::cudaApi()->release(ptr);
 #endif
   hostAllocator().release(ptr);
 }

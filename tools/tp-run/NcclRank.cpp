@@ -71,15 +71,19 @@ Status tprt::setUpNcclRank(const Manifest &m, bool useMpi,
     local = envInt("LOCAL_RANK", out.rank);
   }
   int devices;
-  if (Status s = cuda::deviceCount(devices); !s)
+  std::string why;
+  const cuda::CudaApi *api = cuda::cudaApi(&why);
+  if (!api)
+    return Status::error("--backend nccl: " + why);
+  if (Status s = api->deviceCount(devices); !s)
     return s;
   out.device = local % devices;
-  if (Status s = cuda::setDevice(out.device); !s)
+  if (Status s = api->setDevice(out.device); !s)
     return s;
 
   cuda::NcclId id{};
   if (out.rank == 0)
-    if (Status s = cuda::makeNcclId(id); !s)
+    if (Status s = api->makeNcclId(id); !s)
       return s;
   if (useMpi)
     MPI_Bcast(id.data(), int(id.size()), MPI_BYTE, 0, MPI_COMM_WORLD);
@@ -90,7 +94,7 @@ Status tprt::setUpNcclRank(const Manifest &m, bool useMpi,
   if (std::find(masks.begin(), masks.end(), worldMask) == masks.end())
     masks.push_back(worldMask);
   std::string error;
-  out.comm = cuda::createNcclCommunicator(m.mesh, masks, out.rank, id, error);
+  out.comm = api->createNcclCommunicator(m.mesh, masks, out.rank, id, error);
   if (!out.comm)
     return Status::error("rank " + std::to_string(out.rank) + ": " + error);
   out.comm->setTimeout(timeout);

@@ -375,12 +375,18 @@ int main(int argc, char **argv) {
   if (listCudaDevices) {
 #ifdef TPRT_HAVE_CUDA
     int n;
-    if (Status s = cuda::deviceCount(n); !s) {
+    std::string why;
+    const cuda::CudaApi *api = cuda::cudaApi(&why);
+    if (!api) {
+      llvm::outs() << "no CUDA: " << why << "\n";
+      return 1;
+    }
+    if (Status s = api->deviceCount(n); !s) {
       llvm::outs() << s.message() << "\n";
       return 1;
     }
     for (int d = 0; d < n; ++d)
-      llvm::outs() << "GPU " << d << ": " << cuda::deviceDescription(d)
+      llvm::outs() << "GPU " << d << ": " << api->deviceDescription(d)
                    << "\n";
     return 0;
 #else
@@ -409,7 +415,10 @@ int main(int argc, char **argv) {
     return fail("--backend nccl: this tp-run was built without the CUDA "
                 "toolkit");
 #else
-  cuda::setAllowTf32(allowTf32);
+  // Only CUDA programs load the CUDA runtime (libtprt_cuda.so).
+  if (allowTf32)
+    if (const cuda::CudaApi *api = cuda::cudaApi())
+      api->setAllowTf32(true);
 #endif
   // MPI runs the processes of --backend mpi, and of nccl unless a
   // rendezvous file replaces it.
@@ -607,8 +616,9 @@ int main(int argc, char **argv) {
     if (nccl && !mpi) {
 #ifdef TPRT_HAVE_CUDA
       // No MPI: gather every rank's block over NCCL.
-      char *mine = static_cast<char *>(cuda::allocate(bytes));
-      char *all = static_cast<char *>(cuda::allocate(bytes * numRanks));
+      const cuda::CudaApi *api = cuda::cudaApi();
+      char *mine = static_cast<char *>(api->allocate(bytes));
+      char *all = static_cast<char *>(api->allocate(bytes * numRanks));
       std::memcpy(mine, states[0].results[i].data(), bytes);
       Status s = ncclRank.comm->allGather(mine, all, 1, int64_t(bytes),
                                           TPRT_I8, worldMask,
@@ -617,8 +627,8 @@ int main(int argc, char **argv) {
         for (int r = 0; r < numRanks; ++r)
           insertBlock(t, m.mesh, r, all + r * bytes, a.data.data(),
                       dtypeSize(t.dtype));
-      cuda::release(mine);
-      cuda::release(all);
+      api->release(mine);
+      api->release(all);
       if (!s)
         return finish(fail(s.message()));
 #endif

@@ -58,15 +58,16 @@ public:
 
   bool onGpu() const { return manifest.target == "cuda"; }
 
+  /// run() for CUDA programs (cuda/ProgramOnGpu.cpp, in libtprt_cuda): the
+  /// rank's buffers are staged through GPU memory around call().
+  double runOnGpu(const std::vector<void *> &args,
+                  const std::vector<void *> &results) const;
+
 private:
   explicit Program(const Manifest &m) : manifest(m) {}
   /// Calls the entry point on buffers the program addresses directly.
   void call(const std::vector<void *> &args,
             const std::vector<void *> &results) const;
-  /// run() for CUDA programs (cuda/ProgramOnGpu.cpp): the rank's buffers
-  /// are staged through GPU memory around call().
-  double runOnGpu(const std::vector<void *> &args,
-                  const std::vector<void *> &results) const;
   const Manifest &manifest;
   void *handle = nullptr;
   void (*entry)(void **) = nullptr;

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# The sanitizer build: tp (compiler, runtime, tools) with AddressSanitizer
+# and UndefinedBehaviorSanitizer, and the whole lit suite run on it.
+#
+#   scripts/sanitize.sh                   configure, build, run the suite
+#   scripts/sanitize.sh --configure-only  (what scripts/fuzz.sh uses)
+#
+# Built with clang in ${TP_FUZZ_BUILD_DIR:-build-sanitize} (also the fuzz
+# targets' tree: -DTP_FUZZ=ON), without the CUDA runtime (it cannot run
+# here and cudart does not load under ASan's shadow memory reservations).
+# Leaks: LeakSanitizer runs; what it reports in libraries outside tp is
+# listed, with the reason, in scripts/lsan-suppressions.txt.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build=${TP_FUZZ_BUILD_DIR:-build-sanitize}
+cxx=$(command -v clang++ || command -v clang++-14)
+cc=$(command -v clang || command -v clang-14)
+if [ ! -f "$build/build.ninja" ]; then
+  # -O1 with line tables: readable reports at a fraction of -g's link time.
+  cmake -G Ninja -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only" \
+    -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only" \
+    -DCMAKE_C_COMPILER="$cc" -DCMAKE_CXX_COMPILER="$cxx" \
+    -DTP_SANITIZE=ON -DTP_FUZZ=ON -DTP_ENABLE_CUDA=OFF > /dev/null
+fi
+[ "${1:-}" = --configure-only ] && exit 0
+ninja -C "$build"
+# halt_on_error: the first report fails the test that caused it.
+export ASAN_OPTIONS=halt_on_error=1:detect_leaks=1:abort_on_error=0
+export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
+export LSAN_OPTIONS=suppressions=$PWD/scripts/lsan-suppressions.txt:print_suppressions=0
+ninja -C "$build" check-tp

@@ -1,0 +1,72 @@
+//===- fuzz-plan.cpp - libFuzzer target: plans (--plan, --mesh, entries) --===//
+//
+// The input is a plan file, optionally followed by a line `\n--\n` and
+// command-line strings: the first is a --mesh spec, the others
+// --plan-entry values. The plan is applied to the MLP reference model
+// (imported once) by tp-apply-plan and propagated, as tp-compile does.
+//
+//===----------------------------------------------------------------------===//
+#include "FuzzInput.h"
+#include "tp/Import/OnnxImporter.h"
+#include "tp/InitTP.h"
+#include "tp/Plan/Passes.h"
+#include "tp/Sharding/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/InitAllDialects.h"
+#include "mlir/Pass/PassManager.h"
+#include "llvm/ADT/StringRef.h"
+
+using namespace mlir;
+
+static MLIRContext &context() {
+  static MLIRContext *ctx = [] {
+    DialectRegistry registry;
+    registerAllDialects(registry);
+    tp::registerTPDialects(registry);
+    auto *c = new MLIRContext(registry);
+    c->loadAllAvailableDialects();
+    // Errors are the expected outcome; keep them quiet.
+    c->getDiagEngine().registerHandler([](Diagnostic &) { return success(); });
+    return c;
+  }();
+  return *ctx;
+}
+
+static ModuleOp model() {
+  static OwningOpRef<ModuleOp> *module = [] {
+    auto *m = new OwningOpRef<ModuleOp>(tp::importOnnxFile(
+        &context(), TP_FUZZ_MLP_MODEL, tp::OnnxImportOptions()));
+    if (!*m)
+      abort();
+    return m;
+  }();
+  return **module;
+}
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  llvm::StringRef input(reinterpret_cast<const char *>(data), size);
+  auto [planText, flags] = input.split("\n--\n");
+  tp::fuzz::InputFile file(reinterpret_cast<const uint8_t *>(planText.data()),
+                           planText.size());
+  if (!file.ok())
+    return 0;
+  tp::TPApplyPlanOptions options;
+  options.planFile = file.path();
+  llvm::SmallVector<llvm::StringRef> parts;
+  flags.split(parts, '\n');
+  for (size_t i = 0; i < parts.size() && !flags.empty(); ++i) {
+    if (i == 0)
+      options.meshSpec.push_back(parts[i].str());
+    else
+      options.entries.push_back(parts[i].str());
+  }
+  OwningOpRef<ModuleOp> module = model().clone();
+  PassManager pm(&context());
+  pm.addPass(tp::createTPApplyPlan(options));
+  pm.addPass(tp::createTPPropagateSharding());
+  (void)pm.run(*module);
+  return 0;
+}

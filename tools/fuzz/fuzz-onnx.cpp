@@ -5,30 +5,17 @@
 // constant folding included) into the tp dialect.
 //
 //===----------------------------------------------------------------------===//
+#include "FuzzContext.h"
 #include "FuzzInput.h"
 #include "tp/Import/OnnxImporter.h"
-#include "tp/InitTP.h"
-
-#include "mlir/IR/Diagnostics.h"
-#include "mlir/IR/MLIRContext.h"
-#include "mlir/InitAllDialects.h"
 
 using namespace mlir;
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  static MLIRContext *context = [] {
-    DialectRegistry registry;
-    registerAllDialects(registry);
-    tp::registerTPDialects(registry);
-    auto *c = new MLIRContext(registry);
-    c->loadAllAvailableDialects();
-    c->getDiagEngine().registerHandler([](Diagnostic &) { return success(); });
-    return c;
-  }();
   tp::fuzz::InputFile file(data, size);
   if (!file.ok())
     return 0;
-  OwningOpRef<ModuleOp> module =
-      tp::importOnnxFile(context, file.path(), tp::OnnxImportOptions());
+  OwningOpRef<ModuleOp> module = tp::importOnnxFile(
+      &tp::fuzz::quietContext(), file.path(), tp::OnnxImportOptions());
   return 0;
 }

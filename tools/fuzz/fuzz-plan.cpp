@@ -6,39 +6,23 @@
 // (imported once) by tp-apply-plan and propagated, as tp-compile does.
 //
 //===----------------------------------------------------------------------===//
+#include "FuzzContext.h"
 #include "FuzzInput.h"
 #include "tp/Import/OnnxImporter.h"
-#include "tp/InitTP.h"
 #include "tp/Plan/Passes.h"
 #include "tp/Sharding/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/IR/Diagnostics.h"
-#include "mlir/IR/MLIRContext.h"
-#include "mlir/InitAllDialects.h"
 #include "mlir/Pass/PassManager.h"
 #include "llvm/ADT/StringRef.h"
 
 using namespace mlir;
-
-static MLIRContext &context() {
-  static MLIRContext *ctx = [] {
-    DialectRegistry registry;
-    registerAllDialects(registry);
-    tp::registerTPDialects(registry);
-    auto *c = new MLIRContext(registry);
-    c->loadAllAvailableDialects();
-    // Errors are the expected outcome; keep them quiet.
-    c->getDiagEngine().registerHandler([](Diagnostic &) { return success(); });
-    return c;
-  }();
-  return *ctx;
-}
+using tp::fuzz::quietContext;
 
 static ModuleOp model() {
   static OwningOpRef<ModuleOp> *module = [] {
     auto *m = new OwningOpRef<ModuleOp>(tp::importOnnxFile(
-        &context(), TP_FUZZ_MLP_MODEL, tp::OnnxImportOptions()));
+        &quietContext(), TP_FUZZ_MLP_MODEL, tp::OnnxImportOptions()));
     if (!*m)
       abort();
     return m;
@@ -64,7 +48,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       options.entries.push_back(parts[i].str());
   }
   OwningOpRef<ModuleOp> module = model().clone();
-  PassManager pm(&context());
+  PassManager pm(&quietContext());
   pm.addPass(tp::createTPApplyPlan(options));
   pm.addPass(tp::createTPPropagateSharding());
   (void)pm.run(*module);

@@ -8,7 +8,7 @@
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/InitAllDialects.h"
 
-namespace tp::fuzz {
+namespace tpfuzz {
 
 /// Every dialect loaded once; diagnostics dropped, since errors are the
 /// expected outcome of most inputs.
@@ -26,6 +26,6 @@ inline mlir::MLIRContext &quietContext() {
   return *context;
 }
 
-} // namespace tp::fuzz
+} // namespace tpfuzz
 
 #endif // TP_TOOLS_FUZZ_FUZZCONTEXT_H

@@ -13,7 +13,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-namespace tp::fuzz {
+namespace tpfuzz {
 
 /// The bytes as /proc/self/fd/N, closed on destruction.
 class InputFile {
@@ -36,6 +36,6 @@ private:
   int fd = -1;
 };
 
-} // namespace tp::fuzz
+} // namespace tpfuzz
 
 #endif // TP_TOOLS_FUZZ_FUZZINPUT_H

@@ -3,7 +3,7 @@
 #include "tprt/Npy.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  tp::fuzz::InputFile file(data, size);
+  tpfuzz::InputFile file(data, size);
   if (!file.ok())
     return 0;
   tprt::NpyArray array;

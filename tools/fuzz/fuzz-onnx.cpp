@@ -12,10 +12,10 @@
 using namespace mlir;
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  tp::fuzz::InputFile file(data, size);
+  tpfuzz::InputFile file(data, size);
   if (!file.ok())
     return 0;
   OwningOpRef<ModuleOp> module = tp::importOnnxFile(
-      &tp::fuzz::quietContext(), file.path(), tp::OnnxImportOptions());
+      &tpfuzz::quietContext(), file.path(), tp::OnnxImportOptions());
   return 0;
 }

@@ -17,7 +17,7 @@
 #include "llvm/ADT/StringRef.h"
 
 using namespace mlir;
-using tp::fuzz::quietContext;
+using tpfuzz::quietContext;
 
 static ModuleOp model() {
   static OwningOpRef<ModuleOp> *module = [] {
@@ -33,7 +33,7 @@ static ModuleOp model() {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   llvm::StringRef input(reinterpret_cast<const char *>(data), size);
   auto [planText, flags] = input.split("\n--\n");
-  tp::fuzz::InputFile file(reinterpret_cast<const uint8_t *>(planText.data()),
+  tpfuzz::InputFile file(reinterpret_cast<const uint8_t *>(planText.data()),
                            planText.size());
   if (!file.ok())
     return 0;

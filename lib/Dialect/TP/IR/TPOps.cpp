@@ -347,7 +347,7 @@ LogicalResult ArgReduceOp::verify() {
   if (failed(verifyAxis(*this, getAxis(), type.getRank())))
     return failure();
   return verifyResult(*this,
-                      reducedShape(type.getShape(), {getAxis()}, getKeepdims()),
+                      reducedShape(type.getShape(), {int64_t(getAxis())}, getKeepdims()),
                       IntegerType::get(getContext(), 64));
 }
 

@@ -139,8 +139,17 @@ def parse_page(repo, page, errors):
     return blocks, links
 
 
+# The build the examples run on (set by main): CUDA examples also need its
+# CUDA runtime (lib/libtprt_cuda.so), which builds without the toolkit or
+# the sanitizer build (scripts/sanitize.sh) lack.
+BUILD_DIR = None
+
+
 def cuda_toolkit_missing():
     """Why the CUDA toolkit tp-compile would use is missing, or None."""
+    if BUILD_DIR and not os.path.exists(
+            os.path.join(BUILD_DIR, "lib", "libtprt_cuda.so")):
+        return "the build has no CUDA runtime (%s/lib/libtprt_cuda.so)" % BUILD_DIR
     root = None
     for var in ("CUDA_ROOT", "CUDA_HOME", "CUDA_PATH"):
         if os.environ.get(var):
@@ -269,6 +278,8 @@ def main():
     args = ap.parse_args()
     repo = os.path.abspath(args.repo)
     build_dir = os.path.abspath(args.build_dir or os.path.join(repo, "build"))
+    global BUILD_DIR
+    BUILD_DIR = build_dir
     pages = args.pages or (["README.md"] + sorted(
         os.path.join("docs", p) for p in os.listdir(os.path.join(repo, "docs"))
         if p.endswith(".md")))

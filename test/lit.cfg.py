@@ -29,6 +29,20 @@ config.substitutions.append((
     # libtprt: the GEMMs (tprt_sgemm) that compiled matmuls call.
     + "," + os.path.join(config.tp_obj_root, "lib", "libtprt.so")))
 
+# The sanitizer build (scripts/sanitize.sh): ASan reserves terabytes of
+# shadow address space, so runs under `ulimit -v` cannot start there.
+# mlir-runner is not instrumented: to load the instrumented libtprt it needs
+# the sanitizer runtime preloaded.
+mlir_runner = "mlir-runner"
+if config.tp_sanitize:
+    config.available_features.add("asan")
+    import subprocess as _sp
+    asan_rt = _sp.run([config.cxx_compiler,
+                       "-print-file-name=libclang_rt.asan-x86_64.so"],
+                      stdout=_sp.PIPE, text=True).stdout.strip()
+    mlir_runner = "env LD_PRELOAD=%s ASAN_OPTIONS=detect_leaks=0:allow_user_poisoning=0 mlir-runner" % asan_rt
+config.substitutions.append(("%mlir_runner", mlir_runner))
+
 # MPI tests need mpirun (Debian's openmpi-bin).
 import shutil
 import subprocess

@@ -184,7 +184,7 @@ ModuleTree ModuleTree::build(func::FuncOp func) {
     StringRef onnx =
         func.getArgAttrOfType<StringAttr>(arg, "tp.param").getValue();
     if (tree.namedPaths.contains(onnx.rsplit('.').first) &&
-        list.front().first != onnx)
+        (list.empty() || list.front().first != onnx))
       list.insert(list.begin(), {onnx.str(), false});
   }
   return tree;

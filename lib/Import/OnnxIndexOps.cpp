@@ -20,7 +20,8 @@ using namespace mlir::tp;
 LogicalResult tp::importRange(NodeImporter &n) {
   SmallVector<double> v;
   Type elem;
-  for (auto [i, what] : llvm::enumerate(ArrayRef<StringRef>{"start", "limit", "delta"})) {
+  static const StringRef kInputs[] = {"start", "limit", "delta"};
+  for (auto [i, what] : llvm::enumerate(kInputs)) {
     Value in = n.input(i);
     DenseElementsAttr attr;
     if (!in || !matchPattern(in, m_Constant(&attr)) || attr.getNumElements() != 1) {

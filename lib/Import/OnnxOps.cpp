@@ -1224,8 +1224,11 @@ LogicalResult batchNorm(NodeImporter &n) {
     return n.error() << "training-mode BatchNormalization (running "
                         "statistics as outputs) is not supported";
   SmallVector<Value> in;
-  for (auto [i, what] : llvm::enumerate(
-           ArrayRef<StringRef>{"X", "scale", "B", "input_mean", "input_var"})) {
+  // Named, not a temporary: an ArrayRef of a braced list dangles once the
+  // range-for's initializer ends (found by AddressSanitizer).
+  static const StringRef kInputs[] = {"X", "scale", "B", "input_mean",
+                                      "input_var"};
+  for (auto [i, what] : llvm::enumerate(kInputs)) {
     auto v = n.requiredInput(i, what);
     if (failed(v))
       return failure();

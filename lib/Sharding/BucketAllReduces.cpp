@@ -134,11 +134,13 @@ SmallVector<shard::AllReduceOp> firstBucket(Block &block, int64_t cap) {
   std::map<std::string, Open> open;
   for (Operation &op : block) {
     std::optional<std::string> key = bucketKey(&op);
-    for (auto &[k, bucket] : open)
+    for (auto &entry : open) {
+      Open &bucket = entry.second;
       if (llvm::any_of(op.getOperands(), [&](Value v) {
             return bucket.reached.contains(v.getDefiningOp());
           }))
         bucket.reached.insert(&op);
+    }
     if (!key)
       continue;
     auto ar = cast<shard::AllReduceOp>(op);

@@ -307,13 +307,14 @@ LogicalResult Partitioner::partitionOp(Operation *op) {
     ArrayRef<int> classAxes = outLayouts[0].dims.back();
     if (!classAxes.empty()) {
       int64_t depth = cast<RankedTensorType>(types[0]).getShape().back();
-      Value first = arith::MulIOp::create(
-          b, loc, processIndex(classAxes, loc),
-          arith::ConstantIndexOp::create(b, loc, depth));
-      Value offset = arith::AddIOp::create(
-          b, loc,
-          tensor::ExtractOp::create(b, loc, operands[1], ValueRange{}),
-          arith::IndexCastOp::create(b, loc, b.getI64Type(), first));
+      // One op per statement: the order of a call's arguments is
+      // unspecified, and the IR would differ between compilers.
+      Value index = processIndex(classAxes, loc);
+      Value depthValue = arith::ConstantIndexOp::create(b, loc, depth);
+      Value first = arith::MulIOp::create(b, loc, index, depthValue);
+      Value firstI64 = arith::IndexCastOp::create(b, loc, b.getI64Type(), first);
+      Value base = tensor::ExtractOp::create(b, loc, operands[1], ValueRange{});
+      Value offset = arith::AddIOp::create(b, loc, base, firstI64);
       Value offsetTensor = tensor::FromElementsOp::create(
           b, loc, RankedTensorType::get({}, b.getI64Type()), offset);
       newOp = OneHotOp::create(b, loc, types[0], operands[0], offsetTensor);

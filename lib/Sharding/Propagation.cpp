@@ -326,9 +326,11 @@ bool Propagator::setHint(Hints &h, unsigned dim, ArrayRef<int> axes,
     return false;
   if (!cur.axes.empty() && cur.level <= level)
     return false;
-  for (auto [d, other] : llvm::enumerate(h.dims)) {
+  for (auto [d, otherDim] : llvm::enumerate(h.dims)) {
     if (d == dim)
       continue;
+    // A structured binding is not captured by lambdas before C++20.
+    auto &other = otherDim;
     if (llvm::any_of(axes, [&](int a) { return llvm::is_contained(other.axes, a); })) {
       if (other.level <= level)
         return false;

@@ -184,7 +184,7 @@ static ShardingRule layerNormRule(LayerNormOp op) {
 }
 
 static ShardingRule concatRule(ConcatOp op) {
-  ShardingRule rule = perDimRule(op, {op.getAxis()});
+  ShardingRule rule = perDimRule(op, {int64_t(op.getAxis())});
   rule.operands.assign(op.getInputs().size(), rule.results[0]);
   return rule;
 }
@@ -319,7 +319,7 @@ std::optional<ShardingRule> tp::getShardingRule(Operation *op) {
                           FactorKind::Reduction);
       })
       .Case([](ArgReduceOp op) {
-        return reduceRule(op, {op.getAxis()}, op.getKeepdims(),
+        return reduceRule(op, {int64_t(op.getAxis())}, op.getKeepdims(),
                           FactorKind::Replicated);
       })
       // No partial products: the reduced dims stay whole.

@@ -35,10 +35,17 @@
 #include <map>
 #include <mpi.h>
 #include <thread>
-#ifdef TPRT_HAVE_CUDA
+#include <unistd.h>
 #include "Compare.h"
+#ifdef TPRT_HAVE_CUDA
 #include "NcclRank.h"
 #include "tprt/Cuda.h"
+#endif
+
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define TP_LEAK_SANITIZER 1
+#endif
 #endif
 
 using namespace tprt;
@@ -360,6 +367,35 @@ void runRank(const Program &program, Communicator &comm, const Manifest &m,
 }
 
 
+/// Ranks on several machines: mpirun and its daemons learn of a lost link
+/// only from TCP keepalive (OpenMPI's default: 300 s idle + 9 probes of
+/// 20 s), and until then the run does not end on every host, whatever
+/// --timeout says (docs/Runtime.md). mpirun exports its MCA settings to the
+/// ranks, so rank 0 can tell (settings from mca-params.conf excepted).
+void warnIfLinkLossOutlivesTimeout() {
+  const char *local = std::getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
+  const char *world = std::getenv("OMPI_COMM_WORLD_SIZE");
+  if (!local || !world || std::atoi(local) >= std::atoi(world))
+    return;
+  auto mca = [](const char *name, double fallback) {
+    const char *v = std::getenv(name);
+    return v ? std::atof(v) : fallback;
+  };
+  double idle = mca("OMPI_MCA_oob_tcp_keepalive_time", 300);
+  double detect = idle <= 0 ? INFINITY
+                            : idle + mca("OMPI_MCA_oob_tcp_keepalive_intvl", 20) *
+                                         mca("OMPI_MCA_oob_tcp_keepalive_probes", 9);
+  if (detect < timeoutSeconds)
+    return;
+  llvm::errs() << llvm::format(
+      "tp-run: warning: ranks on several machines: mpirun notices a lost "
+      "link only after %g s (TCP keepalive), not within --timeout %g s; "
+      "give mpirun --mca oob_tcp_keepalive_time 5 --mca "
+      "oob_tcp_keepalive_intvl 2 --mca oob_tcp_keepalive_probes 5 "
+      "(docs/Runtime.md, \"Ranks on several machines\")\n",
+      detect, timeoutSeconds.getValue());
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -431,11 +467,21 @@ int main(int argc, char **argv) {
       if (rc != 0)
         MPI_Abort(MPI_COMM_WORLD, rc);
       MPI_Finalize();
+#if TP_LEAK_SANITIZER
+      // OpenMPI's own leaks come without usable stacks (its components
+      // are built without frame pointers), so no suppression can name
+      // them: MPI processes skip LeakSanitizer's exit check
+      // (scripts/lsan-suppressions.txt); threads runs keep it.
+      std::fflush(nullptr);
+      _exit(rc);
+#endif
     }
     return rc;
   };
   if (mpi)
     MPI_Comm_rank(MPI_COMM_WORLD, &worldRank);
+  if (mpi && worldRank == 0)
+    warnIfLinkLossOutlivesTimeout();
 
   Manifest m;
   if (Status s = Manifest::load(programDir, m); !s)

@@ -3,7 +3,7 @@
 // lowers to LLVM and runs under mlir-runner; it prints 1 when the largest
 // absolute difference from numpy's result is below 1e-5.
 // RUN: tp-opt %s --tp-lower-to-llvm \
-// RUN:   | mlir-runner -e main -entry-point-result=void -shared-libs=%mlir_runner_libs \
+// RUN:   | %mlir_runner -e main -entry-point-result=void -shared-libs=%mlir_runner_libs \
 // RUN:   | FileCheck %s
 
 // CHECK: softmax: 1

@@ -30,7 +30,8 @@ seeds() {
     fuzz-onnx) find test/models test/Import test/e2e/Inputs -size -256k \
                  \( -name '*.onnx' -o -name '*.onnxtxt' \) ;;
     fuzz-plan) find test/Plan/Inputs test/e2e/Inputs -name '*.json' ;;
-    fuzz-npy) find test/models -size -64k -name '*.npy' | head -50 ;;
+    fuzz-npy) find test/models -size -64k -name '*.npy' -print0 |
+                sort -z | tr '\0' '\n' | sed -n 1,50p ;;
     fuzz-manifest) find tools/fuzz/seeds -name '*.json' ;;
   esac
 }
@@ -43,13 +44,14 @@ for t in "${targets[@]}"; do
   log=$build/fuzz/$t.log
   # -rss_limit_mb: a model or header that makes tp allocate gigabytes is
   # a finding too. -timeout: one input running 30 s is a hang.
-  rc=0
-  ASAN_OPTIONS=detect_leaks=0 "$build/bin/$t" "$corpus" \
+  rc=0 start=$(date +%s)
+  # allow_user_poisoning=0: as in scripts/sanitize.sh.
+  ASAN_OPTIONS=detect_leaks=0:allow_user_poisoning=0 "$build/bin/$t" "$corpus" \
     -max_total_time="$seconds" -rss_limit_mb=3072 -timeout=30 \
     -artifact_prefix="$crashes/$t-" -print_final_stats=1 > "$log" 2>&1 || rc=$?
   runs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' || echo "?")
-  found=$(ls "$crashes" | grep -c "^$t-" || true)
-  echo "$t: $runs executions in $seconds s, corpus $(ls "$corpus" | wc -l) files, exit $rc, $found crash file(s)"
+  found=$(find "$crashes" -name "$t-*" | wc -l)
+  echo "$t: $runs executions in $(( $(date +%s) - start )) s, corpus $(ls "$corpus" | wc -l) files, exit $rc, $found crash file(s)"
   if [ "$rc" != 0 ]; then
     status=1
     grep -m3 -E 'ERROR|SUMMARY|Test unit written' "$log" | sed 's/^/  /'

@@ -3,6 +3,7 @@
 #include "tp/Import/ModuleTree.h"
 #include "NodeImporter.h"
 #include "OnnxModelLoader.h"
+#include "onnx/defs/schema.h"
 #include "tp/Dialect/TP/IR/TPOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -339,15 +340,30 @@ LogicalResult GraphImporter::importNode(const onnx::NodeProto &node,
                                         size_t index) {
   Location loc = nodeLoc(node, index);
   SmallVector<Value> inputs;
-  for (const std::string &name : node.input()) {
+  // An empty name leaves an optional input out; the checker lets one
+  // through in a variadic or required position too, where the handlers
+  // expect a value.
+  const onnx::OpSchema *schema = onnx::OpSchemaRegistry::Schema(
+      node.op_type(), opset, node.domain());
+  for (auto [i, name] : llvm::enumerate(node.input())) {
     if (name.empty()) {
+      const auto &formals = schema ? schema->inputs()
+                                   : std::vector<onnx::OpSchema::FormalParameter>();
+      bool optional =
+          i < formals.size() &&
+          formals[i].GetOption() == onnx::OpSchema::Optional;
+      if (!optional)
+        return emitError(loc) << path << ": ONNX node '"
+                              << cast<NameLoc>(loc).getName().getValue() << "' ("
+                              << node.op_type() << "): input " << i
+                              << " is empty, but it is not an optional input";
       inputs.push_back(Value());
       continue;
     }
     auto it = values.find(name);
     if (it == values.end())
       return emitError(loc) << path << ": ONNX node '"
-                            << cast<NameLoc>(loc).getName() << "' ("
+                            << cast<NameLoc>(loc).getName().getValue() << "' ("
                             << node.op_type() << "): input '" << name
                             << "' is not produced by any earlier node, input "
                                "or initializer";

@@ -560,6 +560,10 @@ LogicalResult reshapeOp(NodeImporter &n) {
       inferIndex = i;
     } else if (d < 0) {
       return n.error() << "shape [" << *target << "] has a negative entry";
+    } else if (d > 0 && known > (int64_t(1) << 62) / d) {
+      // The product must equal the input's count, far below this.
+      return n.error() << "shape [" << *target << "] has more elements than "
+                       << "the input " << type;
     } else {
       known *= d;
     }

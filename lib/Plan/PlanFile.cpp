@@ -98,6 +98,9 @@ std::optional<std::string> tp::readPlanFile(StringRef path, Plan &plan) {
     return where + "malformed JSON at " +
            position(text, e.byte ? e.byte - 1 : 0) + ": " +
            (colon == std::string::npos ? msg : msg.substr(colon));
+  } catch (const json::exception &e) {
+    // Numbers out of range (out_of_range.406) and the like.
+    return where + "malformed JSON (" + e.what() + ")";
   }
   if (!doc.is_object())
     return where + "a plan is a JSON object with \"mesh\", \"plan\", "

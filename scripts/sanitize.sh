@@ -13,8 +13,12 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${TP_FUZZ_BUILD_DIR:-build-sanitize}
-cxx=$(command -v clang++ || command -v clang++-14)
-cc=$(command -v clang || command -v clang-14)
+cxx=$(command -v clang++ || command -v clang++-14 || true)
+cc=$(command -v clang || command -v clang-14 || true)
+if [ -z "$cxx" ] || [ -z "$cc" ]; then
+  echo "sanitize.sh: needs clang (libFuzzer and the sanitizer runtimes): apt-get install clang" >&2
+  exit 1
+fi
 if [ ! -f "$build/build.ninja" ]; then
   # -O1 with line tables: readable reports at a fraction of -g's link time.
   cmake -G Ninja -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo \

@@ -37,6 +37,7 @@
 #include <thread>
 #include <unistd.h>
 #include "Compare.h"
+#include "FaultInjection.h"
 #ifdef TPRT_HAVE_CUDA
 #include "NcclRank.h"
 #include "tprt/Cuda.h"
@@ -288,31 +289,6 @@ int stepCount(const Manifest &m) {
   return weightFeedback(m).empty() ? repeat : std::max<int>(steps, repeat);
 }
 
-/// Fault injection for the tests of the watchdog and the timeouts:
-/// TPRT_FAULT=freeze:R makes rank R stop making progress at its first step
-/// (as a rank stuck in a kernel or an allocation), stop:R stops its process
-/// (SIGSTOP, as a debugger or an overloaded host would; MPI backends),
-/// kill:R makes it vanish there (its process is killed under MPI; its
-/// thread returns under the threads backend).
-struct Fault {
-  enum Kind { None, Freeze, Stop, Kill } kind = None;
-  int rank = -1;
-};
-Fault faultFromEnvironment() {
-  const char *env = std::getenv("TPRT_FAULT");
-  Fault f;
-  if (!env)
-    return f;
-  llvm::StringRef kind, rank;
-  std::tie(kind, rank) = llvm::StringRef(env).split(':');
-  if (!rank.getAsInteger(10, f.rank))
-    f.kind = kind == "freeze" ? Fault::Freeze
-             : kind == "stop" ? Fault::Stop
-             : kind == "kill" ? Fault::Kill
-                              : Fault::None;
-  return f;
-}
-
 void runRank(const Program &program, Communicator &comm, const Manifest &m,
              RankState &st) {
   RankContext ctx{&comm, &m.collectiveSites, &st.stats,
@@ -333,18 +309,9 @@ void runRank(const Program &program, Communicator &comm, const Manifest &m,
         std::memcpy(st.args[a].data(), st.batches[a][k % st.batches[a].size()].data(),
                     st.args[a].size());
     markProgress(Activity::Code, "", k + 1);
-    if (static const Fault fault = faultFromEnvironment();
-        fault.kind != Fault::None && fault.rank == comm.rank() && k == 0) {
-      if (fault.kind == Fault::Stop && backend != "threads")
-        raise(SIGSTOP);
-      if (fault.kind == Fault::Freeze || fault.kind == Fault::Stop)
-        for (;;)
-          std::this_thread::sleep_for(std::chrono::hours(1));
-      markProgress(Activity::Gone);
-      if (backend != "threads")
-        raise(SIGKILL);
+    // Returns only when this rank was made to vanish (TPRT_FAULT=kill:R).
+    if (k == 0 && injectFault(comm.rank(), backend == "threads"))
       return;
-    }
     // CUDA: without copying the inputs and weights in and results out.
     st.stepSeconds.push_back(program.run(args, results));
     if (feedback.empty())

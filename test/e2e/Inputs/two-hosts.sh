@@ -73,7 +73,11 @@ before=$(rx)
 mpirun=(mpirun --allow-run-as-root -np $((2 * slots)) --hostfile "$dir/hosts"
         --mca plm_rsh_agent "$dir/netns-launch.sh"
         --mca btl tcp,self --mca btl_tcp_if_include 10.213.0.0/24
-        --mca oob_tcp_if_include 10.213.0.0/24)
+        --mca oob_tcp_if_include 10.213.0.0/24
+        --mca rtc ^hwloc)
+# rtc ^hwloc: the two "hosts" share this machine's /dev/shm, and the
+# daemons of both writing hwloc's shared topology there at once crashed
+# orted (SIGSEGV in hwloc_shmem_topology_write) in one run of two.
 # TWO_HOSTS_DEFAULT_KEEPALIVE=1: OpenMPI's own (minutes), for tp-run's
 # warning about it.
 [ -n "${TWO_HOSTS_DEFAULT_KEEPALIVE:-}" ] ||

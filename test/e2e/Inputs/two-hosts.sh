@@ -59,12 +59,17 @@ ip -n "$b" link set "tpv$$b" up
 # The hostfile names the namespaces; the launcher runs the daemon's
 # command line (one string, as ssh passes it) in the namespace named.
 printf '%s slots=%s\n%s slots=%s\n' "$a" "$slots" "$b" "$slots" > "$dir/hosts"
-cat > "$dir/netns-launch.sh" <<'EOF'
+# Both "hosts" have this machine's host name and /tmp: mpirun and the
+# remote daemon each get a TMPDIR (where OpenMPI puts its session
+# directory) of their own, or the second one's mkdir of
+# ompi.<host>.<uid>/jf.<n> finds the first one's ("File exists").
+mkdir -p "$dir/session-$a" "$dir/session-$b"
+cat > "$dir/netns-launch.sh" <<EOF
 #!/bin/sh
-while [ $# -gt 0 ]; do case "$1" in -*) shift ;; *) break ;; esac; done
-host=$1
+while [ \$# -gt 0 ]; do case "\$1" in -*) shift ;; *) break ;; esac; done
+host=\$1
 shift
-exec ip netns exec "$host" sh -c "$*"
+exec ip netns exec "\$host" env TMPDIR="$dir/session-\$host" sh -c "\$*"
 EOF
 chmod +x "$dir/netns-launch.sh"
 
@@ -86,7 +91,7 @@ mpirun=(mpirun --allow-run-as-root -np $((2 * slots)) --hostfile "$dir/hosts"
 echo "two-hosts: ${mpirun[*]} $*"
 limit=${TWO_HOSTS_LIMIT:-120}
 if [ -z "${TWO_HOSTS_CUT:-}" ]; then
-  timeout -k 5 "$limit" ip netns exec "$a" "${mpirun[@]}" "$@"
+  timeout -k 5 "$limit" ip netns exec "$a" env TMPDIR="$dir/session-$a" "${mpirun[@]}" "$@"
   echo "two-hosts: $(( $(rx) - before )) bytes received over the link by host 2"
   exit 0
 fi
@@ -100,7 +105,7 @@ start=$(now)
   now > "$dir/cut-at"
 ) &
 rc=0
-timeout -k 5 "$limit" ip netns exec "$a" "${mpirun[@]}" "$@" || rc=$?
+timeout -k 5 "$limit" ip netns exec "$a" env TMPDIR="$dir/session-$a" "${mpirun[@]}" "$@" || rc=$?
 wait
 echo "two-hosts: mpirun returned $rc, $(since "$(cat "$dir/cut-at")") s after" \
      "the link went down ($TWO_HOSTS_CUT s after it started)"

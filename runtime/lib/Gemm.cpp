@@ -3,7 +3,6 @@
 #include "tprt/tprt.h"
 #include "tprt/Watchdog.h"
 
-#include <cstdio>
 
 #include <cblas.h>
 #include <chrono>
@@ -15,10 +14,7 @@ extern "C" {
 void tprt_sgemm(int64_t a, int64_t b, int64_t c, int64_t m, int64_t n,
                 int64_t k, int32_t trans) {
   auto start = std::chrono::steady_clock::now();
-  char shape[96];
-  std::snprintf(shape, sizeof(shape), "%lldx%lldx%lld (m x n x k, OpenBLAS)",
-                (long long)m, (long long)n, (long long)k);
-  markProgress(Activity::Gemm, shape);
+  markGemm(m, n, k);
   bool ta = trans & TPRT_TRANS_A, tb = trans & TPRT_TRANS_B;
   cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans,
               tb ? CblasTrans : CblasNoTrans, int(m), int(n), int(k), 1.0f,

@@ -24,6 +24,9 @@ struct Slot {
   std::atomic<int64_t> lastNs{0};
   std::atomic<int> activity{int(Activity::Idle)};
   std::atomic<int> step{0};
+  /// Activity::Gemm: the shape, formatted only when a message needs it
+  /// (GEMMs are the hot path).
+  std::atomic<int64_t> gemm[3] = {0, 0, 0};
   char detail[160] = {0};
 };
 
@@ -67,8 +70,16 @@ void describeSlot(const Slot &s, char *buf, size_t size) {
   Activity a = Activity(s.activity.load(std::memory_order_relaxed));
   int step = s.step.load(std::memory_order_relaxed);
   char detail[sizeof(s.detail)];
-  std::memcpy(detail, s.detail, sizeof(detail));
-  detail[sizeof(detail) - 1] = 0;
+  if (a == Activity::Gemm) {
+    std::snprintf(detail, sizeof(detail),
+                  "%lldx%lldx%lld (m x n x k, OpenBLAS)",
+                  (long long)s.gemm[0].load(std::memory_order_relaxed),
+                  (long long)s.gemm[1].load(std::memory_order_relaxed),
+                  (long long)s.gemm[2].load(std::memory_order_relaxed));
+  } else {
+    std::memcpy(detail, s.detail, sizeof(detail));
+    detail[sizeof(detail) - 1] = 0;
+  }
   if (step > 0)
     std::snprintf(buf, size, "step %d of %d, %s%s%s", step, state->steps,
                   activityText(a), detail[0] ? " " : "", detail);
@@ -174,7 +185,10 @@ void tprt::markProgress(Activity activity, const char *detail, int step) {
     return;
   if (step > 0)
     s->step.store(step, std::memory_order_relaxed);
-  std::strncpy(s->detail, detail, sizeof(s->detail) - 1);
+  // Not strncpy, which would zero the rest of the buffer on every call.
+  size_t length = strnlen(detail, sizeof(s->detail) - 1);
+  std::memcpy(s->detail, detail, length);
+  s->detail[length] = 0;
   s->activity.store(int(activity), std::memory_order_relaxed);
   s->lastNs.store(nowNs(), std::memory_order_relaxed);
 }
@@ -186,4 +200,15 @@ std::string tprt::describeRank(int rank) {
   char buf[256];
   describeSlot(state->slots[rank - state->firstRank], buf, sizeof(buf));
   return buf;
+}
+
+void tprt::markGemm(int64_t m, int64_t n, int64_t k) {
+  Slot *s = mySlot;
+  if (!s)
+    return;
+  s->gemm[0].store(m, std::memory_order_relaxed);
+  s->gemm[1].store(n, std::memory_order_relaxed);
+  s->gemm[2].store(k, std::memory_order_relaxed);
+  s->activity.store(int(Activity::Gemm), std::memory_order_relaxed);
+  s->lastNs.store(nowNs(), std::memory_order_relaxed);
 }

@@ -2,10 +2,14 @@
 #include "Compare.h"
 
 #include "tprt/DType.h"
+#include "tprt/OnnxTensor.h"
+
+#include "llvm/Support/FileSystem.h"
 
 #include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -145,4 +149,33 @@ std::optional<bool> tprt::compareWithFile(const std::string &name,
         name.c_str(), (long long)nonFinite, n, (long long)firstNonFinite,
         badOut, badRef);
   return ok;
+}
+
+std::string tprt::joinNames(const std::vector<std::string> &v) {
+  std::string s;
+  for (const auto &x : v)
+    s += (s.empty() ? "" : ", ") + x;
+  return s;
+}
+
+Status tprt::readTestTensors(const std::string &dir, const std::string &prefix,
+                       const std::vector<std::string> &names,
+                       std::vector<TestTensor> &out) {
+  for (size_t k = 0;; ++k) {
+    std::string file = prefix + "_" + std::to_string(k) + ".pb";
+    std::string path = dir + "/" + file;
+    if (!llvm::sys::fs::exists(path))
+      return Status::ok();
+    std::string name;
+    TestTensor t{file, k, {}};
+    if (Status s = readTensorProto(path, name, t.data); !s)
+      return s;
+    auto it = std::find(names.begin(), names.end(), name);
+    if (it != names.end())
+      t.index = it - names.begin();
+    else if (k >= names.size())
+      return Status::error(path + ": more test " + prefix + "s than graph " +
+                           prefix + "s (" + joinNames(names) + ")");
+    out.push_back(std::move(t));
+  }
 }

@@ -1,8 +1,9 @@
 //===- Compare.h - tp-run's comparisons with references ---------*- C++ -*-===//
 //
 // --compare and --compare-grads (the largest difference against the largest
-// reference value) and --test-data (numpy's assert_allclose per element).
-// Each prints one line per tensor.
+// reference value) and --test-data (numpy's assert_allclose per element,
+// on the ONNX test case's tensors read here). Each prints one line per
+// tensor.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TP_TOOLS_TP_RUN_COMPARE_H
@@ -12,6 +13,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace tprt {
 
@@ -32,6 +34,21 @@ std::optional<bool> compareWithFile(const std::string &name,
 bool compareElementwise(const std::string &what, const NpyArray &got,
                         const NpyArray &ref, double tolerance,
                         double absTolerance);
+
+/// "a, b, c": names in messages.
+std::string joinNames(const std::vector<std::string> &names);
+
+/// An ONNX test case's tensors <dir>/<prefix>_0.pb, _1.pb, ... in order,
+/// each with the index in `names` (graph inputs or outputs) it stands for:
+/// by its own name, else by its position (ONNX's graph order).
+struct TestTensor {
+  std::string file;
+  size_t index;
+  NpyArray data;
+};
+Status readTestTensors(const std::string &dir, const std::string &prefix,
+                       const std::vector<std::string> &names,
+                       std::vector<TestTensor> &out);
 
 } // namespace tprt
 

@@ -12,7 +12,6 @@
 #include "tprt/Blocks.h"
 #include "tprt/DType.h"
 #include "tprt/Npy.h"
-#include "tprt/OnnxTensor.h"
 #include "tprt/Program.h"
 #include "tprt/Watchdog.h"
 #include "tprt/WeightLoader.h"
@@ -181,43 +180,6 @@ bool splitAssignment(const std::string &s, const std::vector<std::string> &names
   name = names[0];
   file = s;
   return true;
-}
-
-std::string join(const std::vector<std::string> &v) {
-  std::string s;
-  for (const auto &x : v)
-    s += (s.empty() ? "" : ", ") + x;
-  return s;
-}
-
-/// An ONNX test case's tensors <dir>/<prefix>_0.pb, _1.pb, ... in order,
-/// each with the index in `names` (graph inputs or outputs) it stands for:
-/// by its own name, else by its position (ONNX's graph order).
-struct TestTensor {
-  std::string file;
-  size_t index;
-  NpyArray data;
-};
-Status readTestTensors(const std::string &dir, const std::string &prefix,
-                       const std::vector<std::string> &names,
-                       std::vector<TestTensor> &out) {
-  for (size_t k = 0;; ++k) {
-    std::string file = prefix + "_" + std::to_string(k) + ".pb";
-    std::string path = dir + "/" + file;
-    if (!llvm::sys::fs::exists(path))
-      return Status::ok();
-    std::string name;
-    TestTensor t{file, k, {}};
-    if (Status s = readTensorProto(path, name, t.data); !s)
-      return s;
-    auto it = std::find(names.begin(), names.end(), name);
-    if (it != names.end())
-      t.index = it - names.begin();
-    else if (k >= names.size())
-      return Status::error(path + ": more test " + prefix + "s than graph " +
-                           prefix + "s (" + join(names) + ")");
-    out.push_back(std::move(t));
-  }
 }
 
 struct RankState {
@@ -520,11 +482,11 @@ int main(int argc, char **argv) {
     std::string name, file;
     if (!splitAssignment(spec, inputNames, name, file))
       return finish(fail("--input " + spec + ": name the input (inputs: " +
-                         join(inputNames) + ")"));
+                         joinNames(inputNames) + ")"));
     if (!std::count(inputNames.begin(), inputNames.end(), name))
       return finish(fail("--input names '" + name +
                          "', which is not a graph input (inputs: " +
-                         join(inputNames) + ")"));
+                         joinNames(inputNames) + ")"));
     if (feeds.count(name))
       return finish(fail("--input " + name + " is given twice"));
     NpyArray a;
@@ -719,7 +681,7 @@ int main(int argc, char **argv) {
     std::string name, file;
     if (!splitAssignment(spec, outputNames, name, file) || resultNamed(m, name) < 0)
       return finish(fail("--output " + spec + ": name a graph output (" +
-                         join(outputNames) + ")"));
+                         joinNames(outputNames) + ")"));
     if (Status s = writeNpy(file, results[resultNamed(m, name)]); !s)
       return finish(fail(s.message()));
   }
@@ -727,7 +689,7 @@ int main(int argc, char **argv) {
     std::string name, file;
     if (!splitAssignment(spec, outputNames, name, file) || resultNamed(m, name) < 0)
       return finish(fail("--compare " + spec + ": name a graph output (" +
-                         join(outputNames) + ")"));
+                         joinNames(outputNames) + ")"));
     std::string error;
     std::optional<bool> ok =
         compareWithFile(name, results[resultNamed(m, name)], file, tolerance,

@@ -15,6 +15,7 @@
 #define TPRT_WATCHDOG_H
 
 #include <chrono>
+#include <cstdint>
 #include <string>
 
 namespace tprt {
@@ -34,6 +35,9 @@ void watchRank(int rank);
 /// Marks progress on the calling rank: now in `activity` of step `step`
 /// (0: keep the current step).
 void markProgress(Activity activity, const char *detail = "", int step = 0);
+
+/// Marks progress on the calling rank: now in a GEMM of m x n x k.
+void markGemm(int64_t m, int64_t n, int64_t k);
 
 /// "step 2 of 3, in all_reduce at /fc2/Gemm" for a rank of this process
 /// ("" for ranks it does not watch): what timeout messages say of a rank.

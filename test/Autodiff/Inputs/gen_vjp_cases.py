@@ -195,5 +195,53 @@ case("rem", "  y = Mod <fmod = 1> (w, x)", xmod, {"w": (xmod * quotient).astype(
 case("rem_divisor", "  y = Mod <fmod = 1> (x, w)", xmod, {"w": (xmod / quotient).astype(np.float32)},
      lambda x, w: np.fmod(x, w))
 
+
+def conv_ref(x, w, strides, pads, dilations, group=1):
+    """ONNX Conv without bias, any number of spatial dims (pads: begins, ends)."""
+    r = x.ndim - 2
+    xp = np.pad(x, [(0, 0), (0, 0)] + [(pads[i], pads[r + i]) for i in range(r)])
+    k = w.shape[2:]
+    o = [(xp.shape[2 + i] - dilations[i] * (k[i] - 1) - 1) // strides[i] + 1 for i in range(r)]
+    n, c = x.shape[:2]
+    m, cg = w.shape[:2]
+    y = np.zeros((n, m, *o), dtype=x.dtype)
+    for ks in np.ndindex(*k):
+        window = tuple(slice(ks[i] * dilations[i], ks[i] * dilations[i] + strides[i] * (o[i] - 1) + 1,
+                             strides[i]) for i in range(r))
+        xs = xp[(slice(None), slice(None)) + window].reshape(n, group, cg, *o)
+        ws = w[(slice(None), slice(None)) + ks].reshape(group, m // group, cg)
+        y += np.einsum("ngc...,gmc->ngm...", xs, ws).reshape(n, m, *o)
+    return y
+
+
+def conv_case(name, x, weights, strides, pads, dilations, group=1, scaled=False):
+    """y = Conv(x, w), or Conv(x * a, w) when `scaled` (`a` shaped like one
+    sample: its gradient is the input's gradient, position by position,
+    summed over the batch), then y * y."""
+    attrs = (f"strides = [{', '.join(map(str, strides))}], pads = [{', '.join(map(str, pads))}], "
+             f"dilations = [{', '.join(map(str, dilations))}], group = {group}")
+    first = "  h = Mul (x, a)\n  c = Conv <" + attrs + "> (h, w)" if scaled else \
+        "  c = Conv <" + attrs + "> (x, w)"
+    case(name, first + "\n  y = Mul (c, c)", x, weights,
+         lambda x, w, a=None: conv_ref(x * a if scaled else x, w, strides, pads, dilations, group) ** 2)
+
+
+# Conv: the filter's gradient, and (through `a`) the input's, with strides,
+# asymmetric pads, dilation, groups, depthwise, a window that does not reach
+# the input's end, a pad wider than the window, ViT's patchify.
+conv_case("conv", f32(2, 3, 5, 5), {"w": f32(4, 3, 3, 3)}, [1, 1], [1, 1, 1, 1], [1, 1])
+conv_case("conv_strided", f32(1, 2, 6, 7), {"w": f32(3, 2, 3, 2), "a": f32(1, 2, 6, 7)},
+          [2, 2], [1, 0, 0, 1], [1, 1], scaled=True)
+conv_case("conv_dilated", f32(1, 2, 7, 6), {"w": f32(2, 2, 3, 2), "a": f32(1, 2, 7, 6)},
+          [1, 2], [2, 1, 2, 0], [2, 2], scaled=True)
+conv_case("conv_grouped", f32(2, 4, 5, 5), {"w": f32(6, 2, 3, 3), "a": f32(1, 4, 5, 5)},
+          [2, 2], [1, 1, 1, 1], [1, 1], group=2, scaled=True)
+conv_case("conv_depthwise", f32(2, 3, 5, 4), {"w": f32(3, 1, 3, 3), "a": f32(1, 3, 5, 4)},
+          [1, 1], [1, 1, 1, 1], [1, 1], group=3, scaled=True)
+conv_case("conv_1d_wide_pad", f32(2, 2, 6), {"w": f32(3, 2, 2), "a": f32(1, 2, 6)},
+          [2], [3, 2], [1], scaled=True)
+conv_case("conv_patchify", f32(2, 3, 8, 8), {"w": f32(5, 3, 4, 4), "a": f32(1, 3, 8, 8)},
+          [4, 4], [0, 0, 0, 0], [1, 1], scaled=True)
+
 with open(os.path.join(out, "cases"), "w") as f:
     f.write("\n".join(cases) + "\n")

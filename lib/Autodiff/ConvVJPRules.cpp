@@ -1,0 +1,210 @@
+//===- ConvVJPRules.cpp - the VJPs of convolution -------------------------===//
+//
+// Both gradients of a convolution are convolutions themselves, so they are
+// written as tp.conv (plus reshapes, transposes and slices) and shard,
+// lower and run wherever the forward conv does:
+//   - the input's gradient is the output's gradient, with stride - 1 zeros
+//     inserted between its elements, convolved with the filter flipped in
+//     space and with its in and out channels swapped (a transposed conv);
+//   - the filter's gradient is the input convolved with the output's
+//     gradient, batch and channels swapped, the forward's stride becoming
+//     the dilation and its dilation the stride.
+// Groups stay groups in both.
+//
+//===----------------------------------------------------------------------===//
+#include "GradBuilder.h"
+
+using namespace mlir;
+using namespace mlir::tp;
+
+namespace {
+
+/// Shape helpers on top of Grad for the spatial rewrites below.
+struct ConvGrad {
+  Grad &gb;
+
+  RankedTensorType like(Value v, ArrayRef<int64_t> shape) {
+    return RankedTensorType::get(shape, gb.typeOf(v).getElementType());
+  }
+  Value reshape(Value v, ArrayRef<int64_t> shape) {
+    if (gb.typeOf(v).getShape() == shape)
+      return v;
+    return ReshapeOp::create(gb.b, gb.loc, like(v, shape), v);
+  }
+  /// `v` cut to [starts, starts + sizes) on every dim.
+  Value slice(Value v, ArrayRef<int64_t> starts, ArrayRef<int64_t> sizes) {
+    auto shape = gb.typeOf(v).getShape();
+    if (llvm::all_of(starts, [](int64_t s) { return s == 0; }) &&
+        shape == sizes)
+      return v;
+    SmallVector<int64_t> limits, steps(shape.size(), 1);
+    for (auto [s, n] : llvm::zip(starts, sizes))
+      limits.push_back(s + n);
+    return SliceOp::create(gb.b, gb.loc, like(v, sizes), v, starts, limits,
+                           steps);
+  }
+  Value zeros(Value likeV, ArrayRef<int64_t> shape) {
+    auto t = like(likeV, shape);
+    return ConstantOp::create(
+        gb.b, gb.loc,
+        DenseElementsAttr::get(t, gb.b.getFloatAttr(t.getElementType(), 0.0)));
+  }
+
+  /// `stride - 1` zeros between consecutive elements along `dim`.
+  Value dilate(Value v, int64_t dim, int64_t stride) {
+    if (stride == 1)
+      return v;
+    SmallVector<int64_t> shape(gb.typeOf(v).getShape());
+    int64_t n = shape[dim];
+    SmallVector<int64_t> one(shape), gap(shape), wide(shape);
+    one.insert(one.begin() + dim + 1, 1);
+    gap.insert(gap.begin() + dim + 1, stride - 1);
+    wide.insert(wide.begin() + dim + 1, stride);
+    Value parts[] = {reshape(v, one), zeros(v, gap)};
+    Value joined = ConcatOp::create(gb.b, gb.loc, like(v, wide), parts,
+                                    gb.b.getI64IntegerAttr(dim + 1));
+    SmallVector<int64_t> flat(shape);
+    flat[dim] = n * stride;
+    SmallVector<int64_t> starts(shape.size(), 0), sizes(flat);
+    sizes[dim] = (n - 1) * stride + 1;
+    return slice(reshape(joined, flat), starts, sizes);
+  }
+
+  /// `v` reversed along `dim` (a gather of constant indices).
+  Value flip(Value v, int64_t dim) {
+    int64_t n = gb.typeOf(v).getDimSize(dim);
+    if (n == 1)
+      return v;
+    SmallVector<int64_t> ids;
+    for (int64_t i = n - 1; i >= 0; --i)
+      ids.push_back(i);
+    auto idType = RankedTensorType::get({n}, gb.b.getI64Type());
+    Value idx = ConstantOp::create(
+        gb.b, gb.loc, DenseElementsAttr::get(idType, ArrayRef<int64_t>(ids)));
+    return GatherOp::create(gb.b, gb.loc, gb.typeOf(v), v, idx,
+                            gb.b.getI64IntegerAttr(dim));
+  }
+
+  Value conv(Value x, Value w, ArrayRef<int64_t> resultShape,
+             ArrayRef<int64_t> strides, ArrayRef<int64_t> dilations,
+             ArrayRef<int64_t> pads, int64_t group) {
+    return ConvOp::create(gb.b, gb.loc, like(x, resultShape), x, w,
+                          gb.b.getDenseI64ArrayAttr(strides),
+                          gb.b.getDenseI64ArrayAttr(dilations),
+                          gb.b.getDenseI64ArrayAttr(pads),
+                          gb.b.getI64IntegerAttr(group));
+  }
+};
+
+/// dx[n, c, i] = sum over o, k with o s + k d - pad = i of g[n, m, o] w[m, c, k]:
+/// a stride-1 conv of g dilated by s with w flipped and transposed per group.
+Value convInputGrad(ConvGrad &cg, ConvOp conv, Value g) {
+  auto xType = cg.gb.typeOf(conv.getInput());
+  auto wType = cg.gb.typeOf(conv.getFilter());
+  auto gType = cg.gb.typeOf(g);
+  int64_t r = xType.getRank() - 2, group = conv.getGroup();
+  ArrayRef<int64_t> x = xType.getShape(), w = wType.getShape(),
+                    o = gType.getShape();
+  ArrayRef<int64_t> s = conv.getStrides(), d = conv.getDilations(),
+                    pads = conv.getPads();
+  int64_t m = w[0], cPerGroup = w[1], mPerGroup = m / group;
+
+  // Filter [G*Mg, Cg, K...] -> [G*Cg, Mg, K...], flipped in space.
+  SmallVector<int64_t> split = {group, mPerGroup, cPerGroup};
+  llvm::append_range(split, w.drop_front(2));
+  SmallVector<int64_t> perm = {0, 2, 1};
+  for (int64_t i = 0; i < r; ++i)
+    perm.push_back(3 + i);
+  Value wt = cg.gb.permute(cg.reshape(conv.getFilter(), split), perm);
+  SmallVector<int64_t> swapped = {group * cPerGroup, mPerGroup};
+  llvm::append_range(swapped, w.drop_front(2));
+  wt = cg.reshape(wt, swapped);
+  for (int64_t i = 0; i < r; ++i)
+    wt = cg.flip(wt, 2 + i);
+
+  Value gd = g;
+  for (int64_t i = 0; i < r; ++i)
+    gd = cg.dilate(gd, 2 + i, s[i]);
+
+  // Pads that make the output S long; a negative one drops outputs instead.
+  SmallVector<int64_t> convPads(2 * r), resultShape = {x[0], x[1]},
+                                        starts(2 + r, 0), sizes(x);
+  for (int64_t i = 0; i < r; ++i) {
+    int64_t k = w[2 + i], span = d[i] * (k - 1);
+    int64_t begin = span - pads[i];
+    int64_t end = x[2 + i] - (o[2 + i] - 1) * s[i] - 1 + pads[i];
+    convPads[i] = std::max<int64_t>(begin, 0);
+    convPads[r + i] = std::max<int64_t>(end, 0);
+    starts[2 + i] = std::max<int64_t>(-begin, 0);
+    resultShape.push_back(x[2 + i] + starts[2 + i] + std::max<int64_t>(-end, 0));
+  }
+  SmallVector<int64_t> ones(r, 1), dil(d);
+  Value dx = cg.conv(gd, wt, resultShape, ones, dil, convPads, group);
+  return cg.slice(dx, starts, sizes);
+}
+
+/// dw[m, c, k] = sum over n, o of g[n, m, o] x[n, c, o s + k d - pad]: a conv
+/// whose batch is x's channels and whose channels are the batch.
+Value convFilterGrad(ConvGrad &cg, ConvOp conv, Value g) {
+  auto xType = cg.gb.typeOf(conv.getInput());
+  auto wType = cg.gb.typeOf(conv.getFilter());
+  auto gType = cg.gb.typeOf(g);
+  int64_t r = xType.getRank() - 2, group = conv.getGroup();
+  ArrayRef<int64_t> x = xType.getShape(), w = wType.getShape(),
+                    o = gType.getShape();
+  ArrayRef<int64_t> s = conv.getStrides(), d = conv.getDilations(),
+                    pads = conv.getPads();
+  int64_t n = x[0], m = w[0], cPerGroup = w[1], mPerGroup = m / group;
+  SmallVector<int64_t> spatialPerm;
+  for (int64_t i = 0; i < r; ++i)
+    spatialPerm.push_back(3 + i);
+
+  // x [N, G*Cg, S...] -> [Cg, G*N, S...].
+  SmallVector<int64_t> xSplit = {n, group, cPerGroup};
+  llvm::append_range(xSplit, x.drop_front(2));
+  SmallVector<int64_t> xPerm = {2, 1, 0};
+  llvm::append_range(xPerm, spatialPerm);
+  Value xt = cg.gb.permute(cg.reshape(conv.getInput(), xSplit), xPerm);
+  SmallVector<int64_t> xShape = {cPerGroup, group * n};
+  llvm::append_range(xShape, x.drop_front(2));
+  xt = cg.reshape(xt, xShape);
+
+  // g [N, G*Mg, O...] -> [G*Mg, N, O...].
+  SmallVector<int64_t> gSplit = {n, group, mPerGroup};
+  llvm::append_range(gSplit, o.drop_front(2));
+  SmallVector<int64_t> gPerm = {1, 2, 0};
+  llvm::append_range(gPerm, spatialPerm);
+  Value gt = cg.gb.permute(cg.reshape(g, gSplit), gPerm);
+  SmallVector<int64_t> gShape = {m, n};
+  llvm::append_range(gShape, o.drop_front(2));
+  gt = cg.reshape(gt, gShape);
+
+  // The window may fit more than K times (the forward's floor division
+  // dropped input the filter never read): cut to K.
+  SmallVector<int64_t> resultShape = {cPerGroup, m};
+  for (int64_t i = 0; i < r; ++i)
+    resultShape.push_back(
+        (x[2 + i] + pads[i] + pads[r + i] - s[i] * (o[2 + i] - 1) - 1) / d[i] +
+        1);
+  Value dw = cg.conv(xt, gt, resultShape, d, s, pads, group);
+  SmallVector<int64_t> starts(2 + r, 0), sizes = {cPerGroup, m};
+  llvm::append_range(sizes, w.drop_front(2));
+  dw = cg.slice(dw, starts, sizes);
+  SmallVector<int64_t> back = {1, 0};
+  for (int64_t i = 0; i < r; ++i)
+    back.push_back(2 + i);
+  return cg.gb.permute(dw, back);
+}
+
+LogicalResult convRule(Operation *op, Grad &gb, Value g,
+                       SmallVectorImpl<Value> &grads) {
+  auto conv = cast<ConvOp>(op);
+  ConvGrad cg{gb};
+  grads.push_back(convInputGrad(cg, conv, g));
+  grads.push_back(convFilterGrad(cg, conv, g));
+  return success();
+}
+
+} // namespace
+
+void tp::attachConvVJPRules(MLIRContext *ctx) { attach<ConvOp, convRule>(ctx); }

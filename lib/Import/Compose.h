@@ -1,7 +1,7 @@
 //===- Compose.h - helpers of the handlers written as compositions -*- C++ -*-===//
 //
-// Shared by the op files (OnnxOps.cpp, OnnxIndexOps.cpp,
-// OnnxResampling.cpp): handlers that build an ONNX op out of several tp ops.
+// Shared by the op files (Onnx*Ops.cpp, OnnxResampling.cpp): handlers that
+// build an ONNX op out of several tp ops.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TP_LIB_IMPORT_COMPOSE_H

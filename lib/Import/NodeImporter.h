@@ -118,7 +118,22 @@ private:
 
 using NodeHandler = LogicalResult (*)(NodeImporter &);
 
-// Compositions the op files share (OnnxOps.cpp).
+/// An ONNX op type tp imports: its handler, from opset `since` on.
+struct OnnxOpEntry {
+  StringRef opType;
+  int64_t since; // first opset of the semantics imported
+  NodeHandler handler;
+};
+
+/// The op types of each op family's file; OnnxOps.cpp gathers them.
+ArrayRef<OnnxOpEntry> elementwiseOnnxOps(); // OnnxElementwiseOps.cpp
+ArrayRef<OnnxOpEntry> contractionOnnxOps(); // OnnxContractionOps.cpp
+ArrayRef<OnnxOpEntry> normReduceOnnxOps();  // OnnxNormReduceOps.cpp
+ArrayRef<OnnxOpEntry> shapeOnnxOps();       // OnnxShapeOps.cpp
+ArrayRef<OnnxOpEntry> constantOnnxOps();    // OnnxConstantOps.cpp
+ArrayRef<OnnxOpEntry> convOnnxOps();        // OnnxConvOps.cpp
+
+// Compositions the op files share (OnnxShapeOps.cpp).
 
 /// `v` reshaped to `shape` (folds away when it has it already).
 FailureOr<Value> reshape(NodeImporter &n, Value v, ArrayRef<int64_t> shape);
@@ -153,9 +168,8 @@ LogicalResult importEinsum(NodeImporter &n);
 LogicalResult importNegativeLogLikelihoodLoss(NodeImporter &n);
 LogicalResult importSoftmaxCrossEntropyLoss(NodeImporter &n);
 
-/// The handler for ONNX `opType` in the default domain, or null.
-/// The handler of `opType` at `opset`; null when tp does not import it
-/// (or not at that opset).
+/// The handler of ONNX `opType` (default domain) at `opset`; null when tp
+/// does not import it (or not at that opset). (OnnxOps.cpp)
 NodeHandler lookupNodeHandler(StringRef opType, int64_t opset);
 /// The first opset from which tp imports `opType` (0 if it never does).
 int64_t onnxOpSince(StringRef opType);

@@ -13,10 +13,13 @@ static std::string join(ArrayRef<std::string> parts) {
 }
 
 std::string ModuleTree::modulePathOf(StringRef node) const {
-  if (!node.starts_with("/"))
+  // torch writes `/scope/.../Op`; TensorFlow's exporters `scope/.../Op`
+  // (tf2onnx: `sequential/dense/MatMul`). A name without '/' has no scope.
+  if (!node.contains('/'))
     return "";
   SmallVector<StringRef> scopes;
-  node.drop_front().split(scopes, '/');
+  node.consume_front("/");
+  node.split(scopes, '/');
   scopes.pop_back(); // the op's own name
   // torch names each scope after its module's path with everything before
   // the last non-numeric atom dropped (torch.onnx.utils'

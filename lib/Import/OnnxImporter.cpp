@@ -397,6 +397,8 @@ OwningOpRef<ModuleOp> GraphImporter::run(onnx::ModelProto &model) {
   if (failed(bindInputShapes(graph)))
     return {};
 
+  promoteConstantWeights(graph);
+
   // ONNX's own shape inference, as a cross-check of the shapes tp computes.
   std::string inferError = inferOnnxShapes(model);
   if (!inferError.empty()) {

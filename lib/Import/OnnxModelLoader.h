@@ -10,6 +10,7 @@
 
 #include "onnx/onnx_pb.h"
 #include <string>
+#include <vector>
 
 namespace mlir::tp {
 
@@ -20,6 +21,11 @@ std::string loadOnnxModel(const std::string &path, onnx::ModelProto &model);
 /// Runs ONNX shape inference in place (after the caller bound input dims).
 /// Returns an empty string on success, else the message.
 std::string inferOnnxShapes(onnx::ModelProto &model);
+
+/// Turns the float Constant nodes that are read as a layer's parameters
+/// (OnnxConstantWeights.cpp) into initializers of the same name, so that
+/// plans split them and training updates them. Returns their names.
+std::vector<std::string> promoteConstantWeights(onnx::GraphProto &graph);
 
 } // namespace mlir::tp
 

@@ -28,6 +28,17 @@ Status tprt::sha256File(const std::string &path, std::string &hex) {
 
 namespace {
 
+/// The tensor of a `Constant` node (`value` attribute), which other
+/// exporters than torch use for weights (tp-compile reads it as one).
+onnx::TensorProto *constantValue(onnx::NodeProto &node) {
+  if (node.op_type() != "Constant" || node.output_size() != 1)
+    return nullptr;
+  for (int i = 0; i < node.attribute_size(); ++i)
+    if (node.attribute(i).name() == "value" && node.attribute(i).has_t())
+      return node.mutable_attribute(i)->mutable_t();
+  return nullptr;
+}
+
 class OnnxWeights : public WeightSource {
 public:
   onnx::ModelProto model;
@@ -39,7 +50,7 @@ public:
     auto it = byName.find(t.name);
     if (it == byName.end())
       return Status::error("weight '" + t.name +
-                           "' is not an initializer of the model");
+                           "' is not an initializer or Constant of the model");
     const onnx::TensorProto &tensor = *it->second;
     size_t es = dtypeSize(t.dtype);
     if (tensor.data_location() == onnx::TensorProto::EXTERNAL) {
@@ -90,17 +101,23 @@ public:
       const std::vector<std::pair<std::string, std::vector<char>>> &weights)
       const override {
     onnx::ModelProto copy = model;
-    for (auto &init : *copy.mutable_graph()->mutable_initializer()) {
-      for (const auto &[name, bytes] : weights) {
-        if (init.name() != name)
+    auto store = [&](onnx::TensorProto &tensor, const std::string &name) {
+      for (const auto &[weight, bytes] : weights) {
+        if (weight != name)
           continue;
-        init.clear_float_data();
-        init.clear_double_data();
-        init.clear_external_data();
-        init.clear_data_location();
-        init.set_raw_data(bytes.data(), bytes.size());
+        tensor.clear_float_data();
+        tensor.clear_double_data();
+        tensor.clear_external_data();
+        tensor.clear_data_location();
+        tensor.set_raw_data(bytes.data(), bytes.size());
       }
-    }
+    };
+    for (auto &init : *copy.mutable_graph()->mutable_initializer())
+      store(init, init.name());
+    // Weights the exporter stored as Constant nodes stay Constant nodes.
+    for (auto &node : *copy.mutable_graph()->mutable_node())
+      if (onnx::TensorProto *value = constantValue(node))
+        store(*value, node.output(0));
     std::ofstream out(path, std::ios::binary);
     if (!out || !copy.SerializeToOstream(&out))
       return Status::error(path + ": cannot write the trained model");
@@ -128,6 +145,9 @@ Status WeightSource::open(const std::string &path,
   weights->dir = slash == std::string::npos ? "." : path.substr(0, slash);
   for (const auto &init : weights->model.graph().initializer())
     weights->byName[init.name()] = &init;
+  for (auto &node : *weights->model.mutable_graph()->mutable_node())
+    if (const onnx::TensorProto *value = constantValue(node))
+      weights->byName.emplace(node.output(0), value);
   out = std::move(weights);
   return Status::ok();
 }

@@ -179,3 +179,26 @@ Status tprt::readTestTensors(const std::string &dir, const std::string &prefix,
     out.push_back(std::move(t));
   }
 }
+
+std::string tprt::gradFileStem(const std::string &weight) {
+  std::string out;
+  for (char c : weight)
+    out += c == '%' ? "%25" : c == '/' ? "%2F" : std::string(1, c);
+  return out;
+}
+
+std::string tprt::weightOfGradFile(const std::string &stem) {
+  std::string out;
+  for (size_t i = 0; i < stem.size(); ++i) {
+    if (stem.compare(i, 3, "%2F") == 0 || stem.compare(i, 3, "%2f") == 0) {
+      out += '/';
+      i += 2;
+    } else if (stem.compare(i, 3, "%25") == 0) {
+      out += '%';
+      i += 2;
+    } else {
+      out += stem[i];
+    }
+  }
+  return out;
+}

@@ -35,6 +35,13 @@ bool compareElementwise(const std::string &what, const NpyArray &got,
                         const NpyArray &ref, double tolerance,
                         double absTolerance);
 
+/// The file name (without .npy) of a weight's gradient in --dump-grads /
+/// --compare-grads folders: the initializer's name with '%' written %25 and
+/// '/' written %2F (other exporters name weights like TensorFlow's
+/// `sequential/dense/MatMul/ReadVariableOp:0`); and back.
+std::string gradFileStem(const std::string &weight);
+std::string weightOfGradFile(const std::string &stem);
+
 /// "a, b, c": names in messages.
 std::string joinNames(const std::vector<std::string> &names);
 

@@ -114,8 +114,9 @@ cl::opt<int> steps("steps",
 cl::opt<std::string> dumpGrads(
     "dump-grads",
     cl::desc("Training programs: write each weight's full gradient (last "
-             "step) as <dir>/<initializer>.npy, and <dir>/names.tsv with "
-             "the PyTorch name of each weight the exporter renamed"),
+             "step) as <dir>/<initializer>.npy ('/' in a name written "
+             "%2F), and <dir>/names.tsv with the PyTorch name of each "
+             "weight the exporter renamed"),
     cl::value_desc("dir"), cl::cat(category));
 cl::opt<std::string> compareGrads(
     "compare-grads",
@@ -646,7 +647,8 @@ int main(int argc, char **argv) {
       llvm::StringRef name = m.results[i].name;
       if (!name.consume_front("grad_"))
         continue;
-      if (Status s = writeNpy(dumpGrads + "/" + name.str() + ".npy", results[i]);
+      if (Status s = writeNpy(dumpGrads + "/" + gradFileStem(name.str()) + ".npy",
+                              results[i]);
           !s)
         return finish(fail(s.message()));
     }
@@ -712,7 +714,8 @@ int main(int argc, char **argv) {
                          (ec ? ec.message() : "no .npy files")));
     std::sort(files.begin(), files.end());
     for (const std::string &file : files) {
-      std::string weight = llvm::sys::path::stem(file).str();
+      std::string weight =
+          weightOfGradFile(llvm::sys::path::stem(file).str());
       int r = resultNamed(m, "grad_" + weight);
       if (r < 0)
         return finish(fail("--compare-grads: " + file +

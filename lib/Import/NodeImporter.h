@@ -155,10 +155,12 @@ FailureOr<Value> reduceOver(NodeImporter &n, Value v, ArrayRef<int64_t> axes,
       v, n.b.getDenseI64ArrayAttr(axes), n.b.getBoolAttr(keepdims));
 }
 
-/// Range, CumSum, ScatterElements (OnnxIndexOps.cpp).
+/// Range, CumSum, ScatterElements, ScatterND, TopK (OnnxIndexOps.cpp).
 LogicalResult importRange(NodeImporter &n);
 LogicalResult importCumSum(NodeImporter &n);
 LogicalResult importScatterElements(NodeImporter &n);
+LogicalResult importScatterND(NodeImporter &n);
+LogicalResult importTopK(NodeImporter &n);
 /// Resize and ConvTranspose (OnnxResampling.cpp).
 LogicalResult importResize(NodeImporter &n);
 LogicalResult importConvTranspose(NodeImporter &n);

@@ -396,6 +396,11 @@ OwningOpRef<ModuleOp> GraphImporter::run(onnx::ModelProto &model) {
   onnx::GraphProto &graph = *model.mutable_graph();
   if (failed(bindInputShapes(graph)))
     return {};
+  if (std::string error = bindConstantInputs(graph, options.constantInputs);
+      !error.empty()) {
+    fileError() << error;
+    return {};
+  }
 
   promoteConstantWeights(graph);
 
@@ -449,7 +454,7 @@ OwningOpRef<ModuleOp> GraphImporter::run(onnx::ModelProto &model) {
                   << onnxElementTypeName(init.data_type());
       return {};
     }
-    if (!isa<FloatType>(elemType)) {
+    if (!isa<FloatType>(elemType) || options.constantInputs.count(init.name())) {
       constantInits.push_back(&init);
       continue;
     }
@@ -488,6 +493,13 @@ OwningOpRef<ModuleOp> GraphImporter::run(onnx::ModelProto &model) {
   }
   if (!tied.empty())
     (*module)->setAttr("tp.tied_copies", b.getDictionaryAttr(tied));
+  // tp-run names these if asked to feed them.
+  if (!options.constantInputs.empty()) {
+    SmallVector<Attribute> bound;
+    for (const auto &entry : options.constantInputs)
+      bound.push_back(b.getStringAttr(entry.first));
+    (*module)->setAttr("tp.constant_inputs", b.getArrayAttr(bound));
+  }
 
   for (const onnx::TensorProto *init : constantInits) {
     std::string error;
@@ -573,6 +585,17 @@ OwningOpRef<ModuleOp> tp::importOnnxFile(MLIRContext *context, StringRef path,
   if (module && failed(verify(*module)))
     return {};
   return module;
+}
+
+std::optional<std::string>
+tp::parseConstantInputBinding(StringRef binding, OnnxImportOptions &options) {
+  auto [name, file] = binding.split('=');
+  if (name.empty() || file.empty())
+    return "--constant-input expects <input>=<file.npy or tensor.pb>, got '" +
+           binding.str() + "'";
+  if (!options.constantInputs.emplace(name.str(), file.str()).second)
+    return "--constant-input " + name.str() + " is given twice";
+  return std::nullopt;
 }
 
 std::optional<std::string>

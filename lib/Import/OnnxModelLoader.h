@@ -9,6 +9,7 @@
 #define TP_LIB_IMPORT_ONNXMODELLOADER_H
 
 #include "onnx/onnx_pb.h"
+#include <map>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,12 @@ std::string inferOnnxShapes(onnx::ModelProto &model);
 /// (OnnxConstantWeights.cpp) into initializers of the same name, so that
 /// plans split them and training updates them. Returns their names.
 std::vector<std::string> promoteConstantWeights(onnx::GraphProto &graph);
+
+/// Binds graph inputs to values at compile time (`--constant-input`,
+/// OnnxConstantInputs.cpp): input name -> .npy or TensorProto file, added
+/// as initializers. Returns an empty string on success, else the message.
+std::string bindConstantInputs(onnx::GraphProto &graph,
+                               const std::map<std::string, std::string> &files);
 
 } // namespace mlir::tp
 

@@ -27,7 +27,9 @@ const OnnxOpEntry kOwnFileOps[] = {
     {"Range", 11, importRange},
     {"Resize", 11, importResize},
     {"ScatterElements", 11, importScatterElements},
+    {"ScatterND", 11, importScatterND},
     {"SoftmaxCrossEntropyLoss", 12, importSoftmaxCrossEntropyLoss},
+    {"TopK", 1, importTopK},
 };
 
 /// Every op type tp imports, sorted by name.

@@ -417,7 +417,14 @@ LogicalResult PlanApplier::applyIO(bool inputs) {
             return true;
       return false;
     };
-    if (dpAxis >= 0 && type.getRank() > 0 && (inputs || !isWeightOutput())) {
+    // An explicit `replicate` keeps the tensor whole under data_parallel
+    // too (updates, indices or tables fed as graph inputs).
+    bool keptWhole = llvm::any_of(specs, [&](const auto &spec) {
+      return spec.first == name.getValue() &&
+             StringRef(spec.second).split('@').first == "replicate";
+    });
+    if (dpAxis >= 0 && type.getRank() > 0 && !keptWhole &&
+        (inputs || !isWeightOutput())) {
       a.origin = "data_parallel '" + mesh.names[dpAxis] + "'";
       if (failed(shardDim(a.sharding, type, 0, dpAxis, tensor,
                           "data_parallel")))

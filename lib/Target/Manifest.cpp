@@ -146,9 +146,15 @@ tp::buildManifest(ModuleOp module, func::FuncOp func,
     for (NamedAttribute c : copies)
       tied[c.getName().str()] = cast<StringAttr>(c.getValue()).str();
 
+  llvm::json::Array bound;
+  if (auto names = module->getAttrOfType<ArrayAttr>("tp.constant_inputs"))
+    for (Attribute a : names)
+      bound.push_back(cast<StringAttr>(a).str());
+
   return llvm::json::Object{
       {"format", "tp-program/1"},
       {"tied_copies", std::move(tied)},
+      {"constant_inputs", std::move(bound)},
       {"target", target.str()},
       {"library", "program.so"},
       {"entry", "tp_entry"},

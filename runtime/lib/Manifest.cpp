@@ -212,6 +212,13 @@ Status ManifestParser::parse(const llvm::json::Object &root) {
         return bad("an axis mask names axes the mesh does not have");
       m.axisMasks.push_back(*mask);
     }
+  if (const llvm::json::Array *bound = root.getArray("constant_inputs"))
+    for (const llvm::json::Value &v : *bound) {
+      std::optional<llvm::StringRef> name = v.getAsString();
+      if (!name || name->empty())
+        return bad("constant_inputs must list graph input names");
+      m.constantInputs.push_back(name->str());
+    }
   if (const llvm::json::Object *tied = root.getObject("tied_copies"))
     for (const auto &[copy, weight] : *tied)
       m.tiedCopies.emplace_back(copy.str(),

@@ -57,6 +57,13 @@ cl::list<std::string>
                     "(repeat or comma-separate for several inputs)"),
            cl::value_desc("input=d0xd1..."), cl::CommaSeparated,
            cl::cat(category));
+cl::list<std::string> constantInputs(
+    "constant-input",
+    cl::desc("Bind a graph input to a value at compile time, e.g. "
+             "--constant-input k=k.npy (a .npy file or an ONNX TensorProto "
+             ".pb): for inputs tp needs as constants (TopK's K, Resize's "
+             "scales, Reshape's shape); the program no longer takes them"),
+    cl::value_desc("input=file"), cl::cat(category));
 cl::opt<Emit> emit(
     "emit", cl::desc("What to write"), cl::init(Emit::TP),
     cl::values(
@@ -275,6 +282,11 @@ int main(int argc, char **argv) {
   tp::OnnxImportOptions options;
   for (const std::string &s : shapes)
     if (auto err = tp::parseShapeBinding(s, options)) {
+      llvm::errs() << "tp-compile: error: " << *err << "\n";
+      return 1;
+    }
+  for (const std::string &s : constantInputs)
+    if (auto err = tp::parseConstantInputBinding(s, options)) {
       llvm::errs() << "tp-compile: error: " << *err << "\n";
       return 1;
     }

@@ -160,7 +160,8 @@ std::string tprt::joinNames(const std::vector<std::string> &v) {
 
 Status tprt::readTestTensors(const std::string &dir, const std::string &prefix,
                        const std::vector<std::string> &names,
-                       std::vector<TestTensor> &out) {
+                       std::vector<TestTensor> &out,
+                       const std::vector<std::string> &skip) {
   for (size_t k = 0;; ++k) {
     std::string file = prefix + "_" + std::to_string(k) + ".pb";
     std::string path = dir + "/" + file;
@@ -170,6 +171,8 @@ Status tprt::readTestTensors(const std::string &dir, const std::string &prefix,
     TestTensor t{file, k, {}};
     if (Status s = readTensorProto(path, name, t.data); !s)
       return s;
+    if (std::find(skip.begin(), skip.end(), name) != skip.end())
+      continue;
     auto it = std::find(names.begin(), names.end(), name);
     if (it != names.end())
       t.index = it - names.begin();

@@ -47,7 +47,8 @@ std::string joinNames(const std::vector<std::string> &names);
 
 /// An ONNX test case's tensors <dir>/<prefix>_0.pb, _1.pb, ... in order,
 /// each with the index in `names` (graph inputs or outputs) it stands for:
-/// by its own name, else by its position (ONNX's graph order).
+/// by its own name, else by its position (ONNX's graph order). Tensors
+/// named in `skip` (inputs bound at compile time) are left out.
 struct TestTensor {
   std::string file;
   size_t index;
@@ -55,7 +56,8 @@ struct TestTensor {
 };
 Status readTestTensors(const std::string &dir, const std::string &prefix,
                        const std::vector<std::string> &names,
-                       std::vector<TestTensor> &out);
+                       std::vector<TestTensor> &out,
+                       const std::vector<std::string> &skip = {});
 
 } // namespace tprt
 

@@ -484,6 +484,10 @@ int main(int argc, char **argv) {
     if (!splitAssignment(spec, inputNames, name, file))
       return finish(fail("--input " + spec + ": name the input (inputs: " +
                          joinNames(inputNames) + ")"));
+    if (std::count(m.constantInputs.begin(), m.constantInputs.end(), name))
+      return finish(fail("--input names '" + name + "', which tp-compile "
+                         "--constant-input bound to a value: the program "
+                         "does not take it"));
     if (!std::count(inputNames.begin(), inputNames.end(), name))
       return finish(fail("--input names '" + name +
                          "', which is not a graph input (inputs: " +
@@ -497,7 +501,9 @@ int main(int argc, char **argv) {
   }
   if (!testData.empty()) {
     std::vector<TestTensor> tensors;
-    if (Status s = readTestTensors(testData, "input", inputNames, tensors); !s)
+    if (Status s = readTestTensors(testData, "input", inputNames, tensors,
+                                   m.constantInputs);
+        !s)
       return finish(fail(s.message()));
     for (TestTensor &t : tensors)
       feeds[inputNames[t.index]] = std::move(t.data);

@@ -21,6 +21,7 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OwningOpRef.h"
 #include "llvm/ADT/StringMap.h"
+#include <map>
 
 namespace mlir::tp {
 
@@ -28,6 +29,10 @@ struct OnnxImportOptions {
   /// Static shapes for graph inputs (`--shape x=8x64`); required for every
   /// input with a symbolic or unknown dim.
   llvm::StringMap<SmallVector<int64_t>> inputShapes;
+  /// Graph inputs bound to a value at compile time (`--constant-input
+  /// k=k.npy`): name -> .npy or ONNX TensorProto file. They become
+  /// constants; the program no longer takes them.
+  std::map<std::string, std::string> constantInputs;
   /// Name of the imported function.
   std::string functionName = "forward";
 };
@@ -44,6 +49,11 @@ OwningOpRef<ModuleOp> importOnnxFile(MLIRContext *context, StringRef path,
 /// Every supported ONNX op type (default domain) with the first opset whose
 /// semantics the importer handles.
 ArrayRef<std::pair<StringRef, int64_t>> supportedOnnxOps();
+
+/// Parses a `--constant-input` value `name=file` into `options`; returns an
+/// error message on malformed input.
+std::optional<std::string> parseConstantInputBinding(StringRef binding,
+                                                     OnnxImportOptions &options);
 
 /// Parses `--shape` values such as `x=8x64` into `options`; returns an error
 /// message on malformed input.

@@ -40,6 +40,9 @@ struct Manifest {
   /// weight's copy made by the exporter's constant folding): copy ->
   /// weight. --save writes them from the trained weight.
   std::vector<std::pair<std::string, std::string>> tiedCopies;
+  /// Graph inputs tp-compile --constant-input bound to a value: the program
+  /// does not take them.
+  std::vector<std::string> constantInputs;
 
   /// The hex SHA-256 of manifest.json, which program.so must carry.
   std::string sha256;

@@ -243,5 +243,38 @@ conv_case("conv_1d_wide_pad", f32(2, 2, 6), {"w": f32(3, 2, 2), "a": f32(1, 2, 6
 conv_case("conv_patchify", f32(2, 3, 8, 8), {"w": f32(5, 3, 4, 4), "a": f32(1, 3, 8, 8)},
           [4, 4], [0, 0, 0, 0], [1, 1], scaled=True)
 
+# TopK (composed: each element's place counted by comparisons, picked by a
+# where + reduce_sum): the values' gradient goes to the chosen elements.
+# Distinct values, so that the choice does not change under the step.
+wtop = (rng.permutation(12).reshape(3, 4) * 0.5 + 0.1).astype(np.float32)
+case("topk", "  k = Constant <value = int64[1] {2}> ()\n  t, i = TopK <axis = 1> (w, k)\n"
+     "  y = Mul (t, x)", f32(3, 2), {"w": wtop},
+     lambda x, w: -np.sort(-w, 1)[:, :2] * x)
+case("topk_smallest_axis0", "  k = Constant <value = int64[1] {2}> ()\n"
+     "  t, i = TopK <axis = 0, largest = 0> (w, k)\n  y = Mul (t, x)", f32(2, 4), {"w": wtop},
+     lambda x, w: np.sort(w, 0)[:2] * x)
+
+
+# ScatterND (composed: a one-hot product lands the updates, a select keeps
+# the data elsewhere): gradients to the data (not where overwritten) and to
+# the updates; with reduction add, to both everywhere.
+def scatter_nd(data, idx, upd, add=False):
+    out = data.copy()
+    for i, u in zip(idx, upd):
+        if add:
+            out[tuple(i)] += u
+        else:
+            out[tuple(i)] = u
+    return out
+
+
+case("scatter_nd", "  ids = Constant <value = int64[2,1] {2, 0}> ()\n  s = ScatterND (w, ids, u)\n"
+     "  y = Mul (s, x)", f32(4, 3), {"w": f32(4, 3), "u": f32(2, 3)},
+     lambda x, w, u: scatter_nd(w, [[2], [0]], u) * x)
+case("scatter_nd_add", "  ids = Constant <value = int64[3,2] {1, 2, 3, 0, 1, 2}> ()\n"
+     "  s = ScatterND <reduction = \"add\"> (w, ids, u)\n  y = Mul (s, x)", f32(4, 3),
+     {"w": f32(4, 3), "u": f32(3)},
+     lambda x, w, u: scatter_nd(w, [[1, 2], [3, 0], [1, 2]], u, add=True) * x, opset=16)
+
 with open(os.path.join(out, "cases"), "w") as f:
     f.write("\n".join(cases) + "\n")

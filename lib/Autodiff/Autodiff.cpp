@@ -31,10 +31,15 @@ struct TPAutodiffPass : tp::impl::TPAutodiffBase<TPAutodiffPass> {
     if (optimizer != "sgd" && optimizer != "adamw" && optimizer != "none")
       return forward.emitError("unknown --optimizer '")
              << optimizer << "' (sgd, adamw or none)";
-    if (forward.getNumResults() != 1)
+    // Results: the model's output, then the buffers training-mode
+    // BatchNormalization updates (tp.buffer_update, named after them).
+    unsigned outputs = 0;
+    for (unsigned i = 0; i < forward.getNumResults(); ++i)
+      outputs += !forward.getResultAttr(i, "tp.buffer_update");
+    if (outputs != 1 || forward.getResultAttr(0, "tp.buffer_update"))
       return forward.emitError("training needs a model with one output, "
                                "this one has ")
-             << forward.getNumResults();
+             << outputs;
     MLIRContext *ctx = module.getContext();
     OpBuilder b(ctx);
     b.setInsertionPoint(forward);
@@ -56,7 +61,8 @@ struct TPAutodiffPass : tp::impl::TPAutodiffBase<TPAutodiffPass> {
     SmallVector<unsigned> params;
     for (unsigned i = 0; i < forward.getNumArguments(); ++i) {
       auto param = forward.getArgAttrOfType<StringAttr>(i, "tp.param");
-      if (!param)
+      // Running statistics are buffers: updated by the forward, not trained.
+      if (!param || forward.getArgAttr(i, "tp.buffer"))
         continue;
       SmallVector<StringRef> names{param.getValue()};
       if (auto torch = forward.getArgAttrOfType<ArrayAttr>(i, "tp.torch_names"))
@@ -107,9 +113,14 @@ struct TPAutodiffPass : tp::impl::TPAutodiffBase<TPAutodiffPass> {
     b.setInsertionPointToStart(entry);
     SmallVector<Operation *> ops;
     Value output;
+    SmallVector<std::pair<Value, std::string>> bufferUpdates;
     for (Operation &op : forward.getBody().front()) {
       if (auto ret = dyn_cast<func::ReturnOp>(op)) {
         output = map.lookup(ret.getOperand(0));
+        for (unsigned i = 1; i < ret.getNumOperands(); ++i)
+          bufferUpdates.push_back(
+              {map.lookup(ret.getOperand(i)),
+               forward.getResultAttrOfType<StringAttr>(i, "tp.output").str()});
         continue;
       }
       ops.push_back(b.clone(op, map));
@@ -320,6 +331,10 @@ struct TPAutodiffPass : tp::impl::TPAutodiffBase<TPAutodiffPass> {
       addResult(g, "grad_" + forward.getArgAttrOfType<StringAttr>(i, "tp.input").str());
     }
     for (auto &[v, name] : updated)
+      addResult(v, name);
+    // Updated buffers are named like their weight too: tp-run feeds them to
+    // the next step and --save writes them.
+    for (auto &[v, name] : bufferUpdates)
       addResult(v, name);
     for (auto &[v, name] : newState)
       addResult(v, name);

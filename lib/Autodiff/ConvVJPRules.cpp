@@ -1,4 +1,4 @@
-//===- ConvVJPRules.cpp - the VJPs of convolution -------------------------===//
+//===- ConvVJPRules.cpp - the VJPs of convolution and pooling -------------===//
 //
 // Both gradients of a convolution are convolutions themselves, so they are
 // written as tp.conv (plus reshapes, transposes and slices) and shard,
@@ -9,10 +9,14 @@
 //   - the filter's gradient is the input convolved with the output's
 //     gradient, batch and channels swapped, the forward's stride becoming
 //     the dilation and its dilation the stride.
-// Groups stay groups in both.
+// Groups stay groups in both. Average pooling is a depthwise conv with a
+// filter of ones, so its gradient is that conv's transpose; max pooling's
+// goes to the first maximum of each window.
 //
 //===----------------------------------------------------------------------===//
 #include "GradBuilder.h"
+
+#include <limits>
 
 using namespace mlir;
 using namespace mlir::tp;
@@ -43,11 +47,35 @@ struct ConvGrad {
     return SliceOp::create(gb.b, gb.loc, like(v, sizes), v, starts, limits,
                            steps);
   }
-  Value zeros(Value likeV, ArrayRef<int64_t> shape) {
+  Value filled(Value likeV, ArrayRef<int64_t> shape, double value) {
     auto t = like(likeV, shape);
     return ConstantOp::create(
         gb.b, gb.loc,
-        DenseElementsAttr::get(t, gb.b.getFloatAttr(t.getElementType(), 0.0)));
+        DenseElementsAttr::get(t, gb.b.getFloatAttr(t.getElementType(), value)));
+  }
+  Value zeros(Value likeV, ArrayRef<int64_t> shape) {
+    return filled(likeV, shape, 0.0);
+  }
+
+  /// `before` and `after` elements of `value` added along `dim`.
+  Value pad(Value v, int64_t dim, int64_t before, int64_t after, double value) {
+    if (before == 0 && after == 0)
+      return v;
+    SmallVector<int64_t> shape(gb.typeOf(v).getShape());
+    SmallVector<Value> parts;
+    auto block = [&](int64_t n) {
+      SmallVector<int64_t> b(shape);
+      b[dim] = n;
+      parts.push_back(filled(v, b, value));
+    };
+    if (before)
+      block(before);
+    parts.push_back(v);
+    if (after)
+      block(after);
+    shape[dim] += before + after;
+    return ConcatOp::create(gb.b, gb.loc, like(v, shape), parts,
+                            gb.b.getI64IntegerAttr(dim));
   }
 
   /// `stride - 1` zeros between consecutive elements along `dim`.
@@ -96,17 +124,17 @@ struct ConvGrad {
   }
 };
 
-/// dx[n, c, i] = sum over o, k with o s + k d - pad = i of g[n, m, o] w[m, c, k]:
+/// The transpose of a conv of `filter` ([M, C/G, K...]) on an input of
+/// `xShape` ([N, C, S...]), applied to `g` ([N, M, O...]):
+/// dx[n, c, i] = sum over o, k with o s + k d - pad = i of g[n, m, o] w[m, c, k],
 /// a stride-1 conv of g dilated by s with w flipped and transposed per group.
-Value convInputGrad(ConvGrad &cg, ConvOp conv, Value g) {
-  auto xType = cg.gb.typeOf(conv.getInput());
-  auto wType = cg.gb.typeOf(conv.getFilter());
-  auto gType = cg.gb.typeOf(g);
-  int64_t r = xType.getRank() - 2, group = conv.getGroup();
-  ArrayRef<int64_t> x = xType.getShape(), w = wType.getShape(),
-                    o = gType.getShape();
-  ArrayRef<int64_t> s = conv.getStrides(), d = conv.getDilations(),
-                    pads = conv.getPads();
+Value transposedConv(ConvGrad &cg, Value g, Value filter,
+                     ArrayRef<int64_t> x, ArrayRef<int64_t> s,
+                     ArrayRef<int64_t> d, ArrayRef<int64_t> pads,
+                     int64_t group) {
+  ArrayRef<int64_t> w = cg.gb.typeOf(filter).getShape(),
+                    o = cg.gb.typeOf(g).getShape();
+  int64_t r = x.size() - 2;
   int64_t m = w[0], cPerGroup = w[1], mPerGroup = m / group;
 
   // Filter [G*Mg, Cg, K...] -> [G*Cg, Mg, K...], flipped in space.
@@ -115,7 +143,7 @@ Value convInputGrad(ConvGrad &cg, ConvOp conv, Value g) {
   SmallVector<int64_t> perm = {0, 2, 1};
   for (int64_t i = 0; i < r; ++i)
     perm.push_back(3 + i);
-  Value wt = cg.gb.permute(cg.reshape(conv.getFilter(), split), perm);
+  Value wt = cg.gb.permute(cg.reshape(filter, split), perm);
   SmallVector<int64_t> swapped = {group * cPerGroup, mPerGroup};
   llvm::append_range(swapped, w.drop_front(2));
   wt = cg.reshape(wt, swapped);
@@ -138,9 +166,16 @@ Value convInputGrad(ConvGrad &cg, ConvOp conv, Value g) {
     starts[2 + i] = std::max<int64_t>(-begin, 0);
     resultShape.push_back(x[2 + i] + starts[2 + i] + std::max<int64_t>(-end, 0));
   }
-  SmallVector<int64_t> ones(r, 1), dil(d);
-  Value dx = cg.conv(gd, wt, resultShape, ones, dil, convPads, group);
+  SmallVector<int64_t> ones(r, 1);
+  Value dx = cg.conv(gd, wt, resultShape, ones, d, convPads, group);
   return cg.slice(dx, starts, sizes);
+}
+
+Value convInputGrad(ConvGrad &cg, ConvOp conv, Value g) {
+  return transposedConv(cg, g, conv.getFilter(),
+                        cg.gb.typeOf(conv.getInput()).getShape(),
+                        conv.getStrides(), conv.getDilations(), conv.getPads(),
+                        conv.getGroup());
 }
 
 /// dw[m, c, k] = sum over n, o of g[n, m, o] x[n, c, o s + k d - pad]: a conv
@@ -196,6 +231,125 @@ Value convFilterGrad(ConvGrad &cg, ConvOp conv, Value g) {
   return cg.gb.permute(dw, back);
 }
 
+/// Average pooling is a depthwise conv with a filter of ones, divided by
+/// the window size (or, without count_include_pad, by how many of the
+/// window's elements lie inside the input, as the forward divides): its
+/// gradient is that conv's transpose applied to g / divisor.
+Value avgPoolGrad(ConvGrad &cg, PoolOp pool, Value g) {
+  auto xType = cg.gb.typeOf(pool.getInput());
+  ArrayRef<int64_t> x = xType.getShape(), k = pool.getKernel(),
+                    s = pool.getStrides(), d = pool.getDilations(),
+                    pads = pool.getPads();
+  ArrayRef<int64_t> o = cg.gb.typeOf(g).getShape();
+  int64_t r = x.size() - 2, c = x[1];
+  bool padded = llvm::any_of(pads, [](int64_t p) { return p != 0; });
+  Value scaled;
+  if (pool.getCountIncludePad() || !padded) {
+    int64_t size = 1;
+    for (int64_t v : k)
+      size *= v;
+    scaled = cg.gb.mulScalar(g, 1.0 / size);
+  } else {
+    // Elements of each window inside the input: a product over the dims.
+    SmallVector<int64_t> countShape = {1, 1};
+    llvm::append_range(countShape, o.drop_front(2));
+    SmallVector<Attribute> counts;
+    Type f = xType.getElementType();
+    for (auto idx : llvm::seq<int64_t>(0, ShapedType::getNumElements(countShape))) {
+      int64_t count = 1, rest = idx;
+      for (int64_t i = r - 1; i >= 0; --i) {
+        int64_t oi = rest % o[2 + i], inside = 0;
+        rest /= o[2 + i];
+        for (int64_t ki = 0; ki < k[i]; ++ki) {
+          int64_t pos = oi * s[i] + ki * d[i] - pads[i];
+          inside += pos >= 0 && pos < x[2 + i];
+        }
+        count *= inside;
+      }
+      counts.push_back(cg.gb.b.getFloatAttr(f, 1.0 / std::max<int64_t>(count, 1)));
+    }
+    Value inverse = ConstantOp::create(
+        cg.gb.b, cg.gb.loc,
+        DenseElementsAttr::get(RankedTensorType::get(countShape, f), counts));
+    scaled = cg.gb.mul(g, inverse);
+  }
+  SmallVector<int64_t> filterShape = {c, 1};
+  llvm::append_range(filterShape, k);
+  Value ones = cg.filled(g, filterShape, 1.0);
+  return transposedConv(cg, scaled, ones, x, s, d, pads, c);
+}
+
+/// Max pooling sends each output's gradient to the first element of its
+/// window (in row-major window order, as PyTorch) that equals the maximum;
+/// padding never wins. Per window offset k: the strided view of the padded
+/// input that offset reads, compared with the result; the gradient where
+/// it is the first match, spread back to input positions (stride - 1
+/// zeros between, shifted by k); the offsets' contributions summed.
+Value maxPoolGrad(ConvGrad &cg, PoolOp pool, Value g) {
+  Grad &gb = cg.gb;
+  auto xType = gb.typeOf(pool.getInput());
+  ArrayRef<int64_t> x = xType.getShape(), k = pool.getKernel(),
+                    s = pool.getStrides(), d = pool.getDilations(),
+                    pads = pool.getPads();
+  ArrayRef<int64_t> o = gb.typeOf(g).getShape();
+  int64_t r = x.size() - 2;
+  double lowest = -std::numeric_limits<double>::infinity();
+  Value xp = pool.getInput();
+  SmallVector<int64_t> padded(x);
+  for (int64_t i = 0; i < r; ++i) {
+    xp = cg.pad(xp, 2 + i, pads[i], pads[r + i], lowest);
+    padded[2 + i] += pads[i] + pads[r + i];
+  }
+  auto maskType = RankedTensorType::get(o, gb.b.getI1Type());
+  Value y = pool.getResult(), taken, sum;
+  SmallVector<int64_t> offset(r, 0);
+  for (int64_t n = 0, total = ShapedType::getNumElements(k); n < total; ++n) {
+    for (int64_t i = r - 1, rest = n; i >= 0; --i) {
+      offset[i] = rest % k[i];
+      rest /= k[i];
+    }
+    SmallVector<int64_t> starts(2, 0), limits(x.take_front(2)), steps(2, 1);
+    for (int64_t i = 0; i < r; ++i) {
+      starts.push_back(offset[i] * d[i]);
+      limits.push_back(offset[i] * d[i] + (o[2 + i] - 1) * s[i] + 1);
+      steps.push_back(s[i]);
+    }
+    Value view = SliceOp::create(gb.b, gb.loc, cg.like(g, o), xp, starts,
+                                 limits, steps);
+    Value match = EqualOp::create(gb.b, gb.loc, maskType, view, y);
+    Value first = match;
+    if (taken) {
+      first = AndOp::create(gb.b, gb.loc, maskType, match,
+                            NotOp::create(gb.b, gb.loc, taken));
+      taken = OrOp::create(gb.b, gb.loc, maskType, taken, match);
+    } else {
+      taken = match;
+    }
+    Value part = WhereOp::create(gb.b, gb.loc, gb.typeOf(g), first, g,
+                                 gb.scalar(g, 0.0));
+    for (int64_t i = 0; i < r; ++i) {
+      part = cg.dilate(part, 2 + i, s[i]);
+      int64_t before = offset[i] * d[i];
+      int64_t after = padded[2 + i] - before - gb.typeOf(part).getDimSize(2 + i);
+      part = cg.pad(part, 2 + i, before, after, 0.0);
+    }
+    sum = sum ? gb.add(sum, part) : part;
+  }
+  SmallVector<int64_t> begin(2, 0);
+  for (int64_t i = 0; i < r; ++i)
+    begin.push_back(pads[i]);
+  return cg.slice(sum, begin, x);
+}
+
+LogicalResult poolRule(Operation *op, Grad &gb, Value g,
+                       SmallVectorImpl<Value> &grads) {
+  auto pool = cast<PoolOp>(op);
+  ConvGrad cg{gb};
+  grads.push_back(pool.getKind() == "max" ? maxPoolGrad(cg, pool, g)
+                                          : avgPoolGrad(cg, pool, g));
+  return success();
+}
+
 LogicalResult convRule(Operation *op, Grad &gb, Value g,
                        SmallVectorImpl<Value> &grads) {
   auto conv = cast<ConvOp>(op);
@@ -207,4 +361,7 @@ LogicalResult convRule(Operation *op, Grad &gb, Value g,
 
 } // namespace
 
-void tp::attachConvVJPRules(MLIRContext *ctx) { attach<ConvOp, convRule>(ctx); }
+void tp::attachConvVJPRules(MLIRContext *ctx) {
+  attach<ConvOp, convRule>(ctx);
+  attach<PoolOp, poolRule>(ctx);
+}

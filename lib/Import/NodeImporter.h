@@ -45,6 +45,11 @@ public:
 
   OpBuilder &b;
   StringRef modelPath;
+  /// The import's options (BatchNormalization's mode and groups).
+  const OnnxImportOptions *options = nullptr;
+  /// Buffers (running statistics) the node updates: the weight argument
+  /// and its new value, returned by the function when options ask for it.
+  SmallVector<std::pair<BlockArgument, Value>> bufferUpdates;
   const onnx::NodeProto &node;
   Location loc;
   int64_t opset;

@@ -119,11 +119,17 @@ LogicalResult dropout(NodeImporter &n) {
   if (failed(x))
     return failure();
   if (Value training = n.input(2)) {
+    // In training, a ratio of 0 keeps everything: the identity too.
     DenseIntElementsAttr mode;
-    if (!matchPattern(training, m_Constant(&mode)) ||
-        !mode.getSplatValue<APInt>().isZero())
-      return n.error() << "training-mode Dropout is not supported; export the "
-                          "model in eval mode";
+    DenseFPElementsAttr ratio;
+    bool inference = matchPattern(training, m_Constant(&mode)) &&
+                     mode.getSplatValue<APInt>().isZero();
+    bool keepsAll = n.input(1) && matchPattern(n.input(1), m_Constant(&ratio)) &&
+                    ratio.getSplatValue<APFloat>().isZero();
+    if (!inference && !keepsAll)
+      return n.error() << "training-mode Dropout with a ratio other than 0 "
+                          "draws random masks, which tp does not; export "
+                          "the model in eval mode or with dropout 0";
   }
   n.outputs.push_back(*x);
   if (n.outputUsed(1)) {

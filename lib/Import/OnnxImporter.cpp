@@ -212,6 +212,8 @@ private:
   const OnnxImportOptions &options;
   OpBuilder b;
   llvm::StringMap<Value> values;
+  /// Running statistics updated by training-mode BatchNormalization.
+  SmallVector<std::pair<BlockArgument, Value>> bufferUpdates;
   /// Static shapes ONNX shape inference found, to cross-check ours.
   llvm::StringMap<SmallVector<int64_t>> onnxShapes;
   int64_t opset = 0;
@@ -370,8 +372,10 @@ LogicalResult GraphImporter::importNode(const onnx::NodeProto &node,
     inputs.push_back(it->second);
   }
   NodeImporter importer(b, path, node, loc, opset, std::move(inputs));
+  importer.options = &options;
   if (failed(lookupNodeHandler(node.op_type(), opset)(importer)))
     return failure();
+  llvm::append_range(bufferUpdates, importer.bufferUpdates);
   for (auto [i, name] : llvm::enumerate(node.output())) {
     if (name.empty())
       continue;
@@ -553,6 +557,16 @@ OwningOpRef<ModuleOp> GraphImporter::run(onnx::ModelProto &model) {
     results.push_back(it->second);
     resultTypes.push_back(it->second.getType());
   }
+  // Updated buffers follow the graph outputs, named after their weight.
+  SmallVector<std::string> bufferNames;
+  if (options.bufferUpdates)
+    for (auto [arg, updated] : bufferUpdates) {
+      results.push_back(updated);
+      resultTypes.push_back(updated.getType());
+      bufferNames.push_back(
+          func.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "tp.param")
+              .str());
+    }
   func::ReturnOp::create(b, func.getLoc(), results);
   // Shape-arithmetic constants that folded into static shapes are dead now.
   for (Operation &op : llvm::make_early_inc_range(llvm::reverse(*entry)))
@@ -562,6 +576,12 @@ OwningOpRef<ModuleOp> GraphImporter::run(onnx::ModelProto &model) {
   for (const auto &[i, out] : llvm::enumerate(graph.output()))
     func.setResultAttrs(i, b.getDictionaryAttr(b.getNamedAttr(
                                "tp.output", b.getStringAttr(out.name()))));
+  for (auto [i, name] : llvm::enumerate(bufferNames))
+    func.setResultAttrs(
+        graph.output_size() + i,
+        b.getDictionaryAttr(
+            {b.getNamedAttr("tp.output", b.getStringAttr(name)),
+             b.getNamedAttr("tp.buffer_update", b.getUnitAttr())}));
   // PyTorch's names for weights the exporter renamed (folded W^T, tied).
   ModuleTree::build(func).annotate(func);
   return module;

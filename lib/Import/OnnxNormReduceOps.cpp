@@ -12,6 +12,8 @@
 #include "Compose.h"
 #include "NodeImporter.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
 using namespace mlir;
 using namespace mlir::tp;
 
@@ -133,12 +135,39 @@ LogicalResult layerNorm(NodeImporter &n) {
   return emit(n, n.create<ReciprocalOp>(statType, *stdDev));
 }
 
-/// BatchNormalization in inference: (x - mean) / sqrt(var + eps) * scale + B
-/// per channel (dim 1).
+/// A running statistic (BatchNormalization's input_mean / input_var) is a
+/// buffer, not a parameter: it gets no gradient and no optimizer update.
+static void markBuffer(Value v) {
+  auto arg = dyn_cast<BlockArgument>(v);
+  if (!arg)
+    return;
+  auto func = dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp());
+  if (func && func.getArgAttr(arg.getArgNumber(), "tp.param"))
+    func.setArgAttr(arg.getArgNumber(), "tp.buffer",
+                    UnitAttr::get(func.getContext()));
+}
+
+/// Whether the node normalizes with batch statistics: training_mode = 1
+/// (opset 14+), running statistics as outputs (before), or --batchnorm.
+static bool batchNormTraining(NodeImporter &n) {
+  StringRef mode = n.options ? StringRef(n.options->batchNorm) : "";
+  if (mode == "train" || mode == "eval")
+    return mode == "train";
+  return n.opset >= 14 ? n.intAttr("training_mode", 0) != 0
+                       : n.outputUsed(1) || n.outputUsed(2);
+}
+
+/// BatchNormalization: (x - mean) / sqrt(var + eps) * scale + B per channel
+/// (dim 1). In inference, mean and var are the running statistics. In
+/// training, they are the batch's, over every dim but the channel's,
+/// computed in groups of the batch (x viewed [G, N/G, C, S...]: G = 1 on one
+/// device and for SyncBatchNorm, one group per data-parallel rank for DDP's
+/// local statistics; each group on its own rank, so DDP's are computed
+/// without communication and SyncBatchNorm's are partial sums all-reduced
+/// by propagation). The running statistics are updated as PyTorch does,
+/// from the first group (DDP keeps rank 0's buffers): r * momentum +
+/// stat * (1 - momentum), the variance unbiased.
 LogicalResult batchNorm(NodeImporter &n) {
-  if (n.intAttr("training_mode", 0) || n.outputUsed(1))
-    return n.error() << "training-mode BatchNormalization (running "
-                        "statistics as outputs) is not supported";
   SmallVector<Value> in;
   // Named, not a temporary: an ArrayRef of a braced list dangles once the
   // range-for's initializer ends (found by AddressSanitizer).
@@ -150,23 +179,113 @@ LogicalResult batchNorm(NodeImporter &n) {
       return failure();
     in.push_back(*v);
   }
+  markBuffer(in[3]);
+  markBuffer(in[4]);
   RankedTensorType type = n.typeOf(in[0]);
   if (type.getRank() < 2)
     return n.error() << "needs an input of rank 2 or more, got " << type;
-  // [C] -> [C, 1, ..., 1] so that it broadcasts over dims 2...
-  SmallVector<int64_t> perChannel(type.getRank() - 1, 1);
-  perChannel[0] = type.getDimSize(1);
   Compose c{n};
+  Value eps = c.c(in[0], n.floatAttr("epsilon", 1e-5f));
+  if (!batchNormTraining(n)) {
+    // [C] -> [C, 1, ..., 1] so that it broadcasts over dims 2...
+    SmallVector<int64_t> perChannel(type.getRank() - 1, 1);
+    perChannel[0] = type.getDimSize(1);
+    auto channel = [&](Value v) -> Value {
+      auto r = reshape(n, v, perChannel);
+      return failed(r) ? (c.failed = true, Value()) : *r;
+    };
+    Value invStd = c.un<ReciprocalOp>(
+        c.un<SqrtOp>(c.bin<AddOp>(channel(in[4]), eps)));
+    Value y = c.bin<MulOp>(c.bin<SubOp>(in[0], channel(in[3])),
+                           c.bin<MulOp>(invStd, channel(in[1])));
+    if (failed(c.emit(c.bin<AddOp>(y, channel(in[2])))))
+      return failure();
+    // A training export run in eval mode (--batchnorm eval) names the
+    // statistics outputs: they are the running ones, unchanged.
+    for (unsigned i = 1; i < n.numOutputs() && i <= 4; ++i)
+      n.outputs.push_back(in[i % 2 ? 3 : 4]);
+    return success();
+  }
+
+  int64_t batch = type.getDimSize(0), channels = type.getDimSize(1);
+  int64_t groups = n.options ? n.options->batchNormGroups : 1;
+  if (groups < 1 || batch % groups)
+    return n.error() << "training-mode BatchNormalization computes each "
+                        "data-parallel rank's statistics on its part of the "
+                        "batch: batch "
+                     << batch << " does not split into " << groups
+                     << " parts (use SyncBatchNorm, or a batch that divides)";
+  // x as [G, N/G, C, S...]; statistics over all dims but G and C.
+  SmallVector<int64_t> grouped = {groups, batch / groups};
+  llvm::append_range(grouped, type.getShape().drop_front());
+  SmallVector<int64_t> axes = {1};
+  for (int64_t d = 3; d < int64_t(grouped.size()); ++d)
+    axes.push_back(d);
+  SmallVector<int64_t> perChannel(grouped.size(), 1);
+  perChannel[2] = channels;
   auto channel = [&](Value v) -> Value {
     auto r = reshape(n, v, perChannel);
     return failed(r) ? (c.failed = true, Value()) : *r;
   };
-  Value eps = c.c(in[0], n.floatAttr("epsilon", 1e-5f));
-  Value invStd = c.un<ReciprocalOp>(
-      c.un<SqrtOp>(c.bin<AddOp>(channel(in[4]), eps)));
-  Value y = c.bin<MulOp>(c.bin<SubOp>(in[0], channel(in[3])),
-                         c.bin<MulOp>(invStd, channel(in[1])));
-  return c.emit(c.bin<AddOp>(y, channel(in[2])));
+  auto xg = reshape(n, in[0], grouped);
+  if (failed(xg))
+    return failure();
+  auto mean = reduceOver<ReduceMeanOp>(n, *xg, axes, true);
+  if (failed(mean))
+    return failure();
+  Value centered = c.bin<SubOp>(*xg, *mean);
+  if (c.failed)
+    return failure();
+  auto var = reduceOver<ReduceMeanOp>(n, c.bin<MulOp>(centered, centered),
+                                      axes, true);
+  if (c.failed || failed(var))
+    return failure();
+  Value invStd = c.un<ReciprocalOp>(c.un<SqrtOp>(c.bin<AddOp>(*var, eps)));
+  Value y = c.bin<AddOp>(
+      c.bin<MulOp>(centered, c.bin<MulOp>(invStd, channel(in[1]))),
+      channel(in[2]));
+  if (c.failed || failed(emit(n, reshape(n, y, type.getShape()))))
+    return failure();
+
+  // Running statistics from the first group.
+  int64_t count = (batch / groups) * type.getNumElements() / (batch * channels);
+  auto firstGroup = [&](Value stat) -> Value {
+    SmallVector<int64_t> starts(perChannel.size(), 0), limits(perChannel),
+        steps(perChannel.size(), 1);
+    limits[2] = channels;
+    auto statType = n.typeOf(stat);
+    auto sliced = n.create<SliceOp>(withShape(statType, perChannel), stat,
+                                    starts, limits, steps);
+    if (failed(sliced))
+      return c.failed = true, Value();
+    auto flat = reshape(n, *sliced, {channels});
+    return failed(flat) ? (c.failed = true, Value()) : *flat;
+  };
+  double momentum = n.floatAttr("momentum", 0.9f);
+  auto update = [&](Value running, Value stat) {
+    return c.bin<AddOp>(c.bin<MulOp>(running, c.c(running, momentum)),
+                        c.bin<MulOp>(stat, c.c(stat, 1.0 - momentum)));
+  };
+  Value newMean = update(in[3], firstGroup(*mean));
+  Value unbiased = firstGroup(*var);
+  if (count > 1)
+    unbiased = c.bin<MulOp>(unbiased, c.c(unbiased, double(count) / (count - 1)));
+  Value newVar = update(in[4], unbiased);
+  if (c.failed)
+    return failure();
+  // Outputs 1 and 2 are the updated running statistics; 3 and 4 (before
+  // opset 14: the batch's mean and variance, for a backward pass of the
+  // exporter's own) are named by torch's exports but read by no node.
+  Value outs[] = {newMean, newVar, firstGroup(*mean), firstGroup(*var)};
+  if (c.failed)
+    return failure();
+  for (unsigned i = 1; i < n.numOutputs() && i <= 4; ++i)
+    n.outputs.push_back(outs[i - 1]);
+  std::pair<Value, Value> buffers[] = {{in[3], newMean}, {in[4], newVar}};
+  for (auto [running, updated] : buffers)
+    if (auto arg = dyn_cast<BlockArgument>(running))
+      n.bufferUpdates.push_back({arg, updated});
+  return success();
 }
 
 /// InstanceNormalization: each (sample, channel) normalized over the

@@ -104,7 +104,8 @@ std::optional<std::string> tp::readPlanFile(StringRef path, Plan &plan) {
   }
   if (!doc.is_object())
     return where + "a plan is a JSON object with \"mesh\", \"plan\", "
-                   "\"data_parallel\", \"inputs\", \"outputs\"";
+                   "\"data_parallel\", \"sync_batchnorm\", \"inputs\", "
+                   "\"outputs\"";
   for (auto &[key, value] : doc.items()) {
     if (key == "mesh") {
       if (!value.is_object())
@@ -135,6 +136,10 @@ std::optional<std::string> tp::readPlanFile(StringRef path, Plan &plan) {
       if (!value.is_string())
         return where + "\"data_parallel\" must name a mesh axis";
       plan.dataParallel = value.get<std::string>();
+    } else if (key == "sync_batchnorm") {
+      if (!value.is_boolean())
+        return where + "\"sync_batchnorm\" must be true or false";
+      plan.syncBatchNorm = value.get<bool>();
     } else if (key == "inputs" || key == "outputs") {
       if (!value.is_object())
         return where + "\"" + key + "\" must map names to layouts";
@@ -146,7 +151,8 @@ std::optional<std::string> tp::readPlanFile(StringRef path, Plan &plan) {
       }
     } else {
       return where + "unknown key \"" + key +
-             "\" (expected mesh, plan, data_parallel, inputs, outputs)";
+             "\" (expected mesh, plan, data_parallel, sync_batchnorm, "
+             "inputs, outputs)";
     }
   }
   return std::nullopt;
@@ -188,4 +194,13 @@ tp::parseAssignment(StringRef spec, StringRef what,
     }
   into.emplace_back(name.str(), value.str());
   return std::nullopt;
+}
+
+int64_t tp::batchNormGroups(const Plan &plan) {
+  if (plan.syncBatchNorm || plan.dataParallel.empty())
+    return 1;
+  for (const auto &[axis, size] : plan.mesh)
+    if (axis == plan.dataParallel)
+      return size;
+  return 1;
 }

@@ -36,6 +36,11 @@ Each family folder gets:
                         PyTorch it is one parameter, the original)
   grads_unfolded/<init>.npy  the same for model_unfolded.onnx
   modules.txt           model.named_modules(): what a plan names
+
+`train` (resnet and mobilenet_v3, exported in training mode: BatchNorm with
+batch statistics) writes <family>/train/; see export_train.
+
+    /usr/bin/python3 test/models/gen_real_exports.py train
 """
 import math
 import os
@@ -649,7 +654,137 @@ def export(name, make):
     print(f"{name}: loss {loss.item():.6f}, output {list(out.shape)}")
 
 
+# --- CNNs in training mode (BatchNorm with batch statistics) ----------------
+
+TRAIN_BATCH = 8
+
+
+def train_families():
+    """ResNet and MobileNetV3 as for training: exported in train mode with
+    training=TrainingMode.TRAINING, so that BatchNormalization keeps batch
+    statistics and returns its running ones; MobileNetV3's dropout is 0
+    (a random mask cannot be compared)."""
+    fams = families()
+
+    def mobilenet_v3():
+        gen = torch.Generator().manual_seed(1235)
+        torch.manual_seed(1234)
+        from torchvision.models.mobilenetv3 import _mobilenet_v3_conf
+        setting, last = _mobilenet_v3_conf("mobilenet_v3_small", width_mult=0.25)
+        m = torchvision.models.MobileNetV3(setting, last, num_classes=10, dropout=0.0)
+        randomize_norms(m, gen)
+        with torch.no_grad():
+            for lin in m.classifier.modules():
+                if isinstance(lin, nn.Linear):
+                    lin.weight.copy_(0.3 * torch.randn(lin.weight.shape, generator=gen))
+        return m
+
+    return {"resnet": lambda: fams["resnet"]()[0], "mobilenet_v3": mobilenet_v3}
+
+
+def running_stats(model):
+    return {n: b.detach().numpy().copy() for n, b in model.named_buffers()
+            if n.endswith("running_mean") or n.endswith("running_var")}
+
+
+def eval_after_step(model, x, grads, stats, lr=0.1):
+    """The model after one SGD step (lr 0.1, tp-compile --train's default)
+    with the updated running statistics, run in eval mode on x: what a
+    trained model saved by tp-run --save computes."""
+    import copy
+    m = copy.deepcopy(model)
+    with torch.no_grad():
+        for n, p in m.named_parameters():
+            p -= lr * torch.from_numpy(grads[n])
+        for n, b in m.named_buffers():
+            if n in stats:
+                b.copy_(torch.from_numpy(stats[n]))
+    m.eval()
+    with torch.no_grad():
+        return m(x).numpy()
+
+
+def ddp_step(model, x, labels, ranks):
+    """One DDP step of `model` (train mode, local BatchNorm statistics):
+    each rank's copy runs its part of the batch; the loss is the mean of the
+    ranks' losses (the whole batch's), the gradients are averaged, the
+    running statistics are rank 0's (DDP broadcasts rank 0's buffers)."""
+    import copy
+    losses, grads, stats = [], None, None
+    for r, (xr, lr) in enumerate(zip(x.chunk(ranks), labels.chunk(ranks))):
+        m = copy.deepcopy(model)
+        m.train()
+        loss = F.cross_entropy(m(xr), lr)
+        loss.backward()
+        g = {n: p.grad.numpy() / ranks for n, p in m.named_parameters()}
+        grads = g if grads is None else {n: grads[n] + g[n] for n in g}
+        losses.append(loss.item())
+        if r == 0:
+            stats = running_stats(m)
+    return np.float32(np.mean(losses)), grads, stats
+
+
+def export_train(name, make):
+    """<family>/train/: model.onnx (opset 13: BatchNormalization with five
+    outputs), model_opset15.onnx (training_mode = 1), input_x.npy (a batch
+    of 8), labels.npy; per configuration (`sync`: one device, or DDP with
+    SyncBatchNorm; `dp2`, `dp4`: DDP with each rank's own statistics) the
+    cross-entropy loss.npy, grads/<init>.npy and running/<buffer>.npy (the
+    running statistics after the step); sync/eval_after_step.npy: the model
+    after one SGD step (lr 0.1) with those statistics, in eval mode."""
+    model = make()
+    d = os.path.join(HERE, name, "train")
+    os.makedirs(d, exist_ok=True)
+    gen = torch.Generator().manual_seed(77)
+    # 64x64: the last stage still has 2x2 positions, so that a rank of dp=4
+    # (2 samples) takes statistics over 8 values, not 2 (with 2, the
+    # backward pass of BatchNorm cancels to eps / var and only rounding is
+    # left to compare).
+    x = torch.randn(TRAIN_BATCH, 3, 64, 64, generator=gen)
+    labels = torch.randint(0, 10, (TRAIN_BATCH,), generator=gen)
+    np.save(os.path.join(d, "input_x.npy"), x.numpy())
+    np.save(os.path.join(d, "labels.npy"), labels.numpy())
+    for file, opset in (("model.onnx", 13), ("model_opset15.onnx", 15)):
+        import copy
+        m = copy.deepcopy(model)
+        m.train()
+        torch.onnx.export(m, (x,), os.path.join(d, file), opset_version=opset,
+                          training=torch.onnx.TrainingMode.TRAINING,
+                          do_constant_folding=False, input_names=["x"],
+                          output_names=["output"])
+        onnx.checker.check_model(onnx.load(os.path.join(d, file)))
+    # Exporting in training mode runs the model once, which updates its
+    # running statistics before they are written: the references start
+    # from the file's.
+    inits = {i.name: numpy_helper.to_array(i)
+             for i in onnx.load(os.path.join(d, "model.onnx")).graph.initializer}
+    with torch.no_grad():
+        for n, b in model.named_buffers():
+            if n in inits:
+                b.copy_(torch.from_numpy(inits[n].copy()))
+    for config, ranks in (("sync", 1), ("dp2", 2), ("dp4", 4)):
+        loss, grads, stats = ddp_step(model, x, labels, ranks)
+        c = os.path.join(d, config)
+        for sub in ("grads", "running"):
+            os.makedirs(os.path.join(c, sub), exist_ok=True)
+            for f in os.listdir(os.path.join(c, sub)):
+                os.remove(os.path.join(c, sub, f))
+        np.save(os.path.join(c, "loss.npy"), loss)
+        for init, g in initializer_grads(os.path.join(d, "model.onnx"), model, grads).items():
+            np.save(os.path.join(c, "grads", init + ".npy"), np.ascontiguousarray(g, dtype=np.float32))
+        for n, v in stats.items():
+            np.save(os.path.join(c, "running", n + ".npy"), v.astype(np.float32))
+        if config == "sync":
+            np.save(os.path.join(c, "eval_after_step.npy"), eval_after_step(model, x, grads, stats))
+        print(f"{name} train {config}: loss {loss:.6f}")
+
+
 if __name__ == "__main__":
     fams = families()
-    for name in sys.argv[1:] or fams:
-        export(name, fams[name])
+    names = sys.argv[1:] or list(fams) + ["train"]
+    for name in names:
+        if name == "train":
+            for n, make in train_families().items():
+                export_train(n, make)
+        else:
+            export(name, fams[name])

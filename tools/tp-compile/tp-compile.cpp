@@ -11,6 +11,7 @@
 #include "tp/InitTP.h"
 #include "tp/Autodiff/Autodiff.h"
 #include "tp/Plan/Passes.h"
+#include "tp/Plan/Plan.h"
 #include "tp/Sharding/Passes.h"
 #include "tp/Sharding/Report.h"
 #include "tp/Target/Program.h"
@@ -125,6 +126,13 @@ cl::list<std::string> planEntries(
 cl::opt<std::string> dataParallel(
     "data-parallel", cl::desc("Mesh axis that splits every input's batch dim"),
     cl::value_desc("axis"), cl::cat(planCategory));
+cl::opt<bool> syncBatchNorm(
+    "sync-batchnorm",
+    cl::desc("Training-mode BatchNormalization takes its statistics over the "
+             "whole batch (PyTorch's SyncBatchNorm: all-reduced over the "
+             "data-parallel axis), not each rank's part (DDP); as "
+             "\"sync_batchnorm\": true in a plan file"),
+    cl::cat(planCategory));
 cl::list<std::string> inputLayouts(
     "input-layout",
     cl::desc("Layout of a graph input: name=replicate|sequence|shard(d)"),
@@ -154,6 +162,13 @@ cl::opt<std::string> lossKind(
              "against integer `labels`, vocab-parallel when the classes are "
              "split) or output (the model's scalar output)"),
     cl::init("mse"), cl::cat(trainCategory));
+cl::opt<std::string> batchNormMode(
+    "batchnorm",
+    cl::desc("BatchNormalization: 'train' normalizes with batch statistics "
+             "and updates the running ones (model.train()), 'eval' with the "
+             "running ones (model.eval()); default: as the model says "
+             "(training_mode, or running statistics as outputs)"),
+    cl::value_desc("train|eval"), cl::cat(trainCategory));
 cl::opt<bool> inputGrads(
     "input-grads",
     cl::desc("Also return grad_<input> for every float input"),
@@ -290,6 +305,29 @@ int main(int argc, char **argv) {
       llvm::errs() << "tp-compile: error: " << *err << "\n";
       return 1;
     }
+
+  if (!batchNormMode.empty() && batchNormMode != "train" &&
+      batchNormMode != "eval") {
+    llvm::errs() << "tp-compile: error: --batchnorm must be train or eval, "
+                    "got '" << batchNormMode << "'\n";
+    return 1;
+  }
+  options.batchNorm = batchNormMode;
+  options.bufferUpdates = train;
+  {
+    // Training-mode BatchNormalization is imported per data-parallel group
+    // (DDP) unless SyncBatchNorm: the plan's mesh decides it. A bad plan
+    // is reported by the plan pass, with its context.
+    tp::Plan early;
+    if (!planFile.empty())
+      (void)tp::readPlanFile(planFile, early);
+    if (!meshSpec.empty())
+      (void)tp::parseMeshSpec(meshSpec, early);
+    if (!dataParallel.empty())
+      early.dataParallel = dataParallel;
+    early.syncBatchNorm |= syncBatchNorm;
+    options.batchNormGroups = tp::batchNormGroups(early);
+  }
 
   DialectRegistry registry;
   registerAllDialects(registry);

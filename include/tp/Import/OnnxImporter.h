@@ -33,6 +33,19 @@ struct OnnxImportOptions {
   /// k=k.npy`): name -> .npy or ONNX TensorProto file. They become
   /// constants; the program no longer takes them.
   std::map<std::string, std::string> constantInputs;
+  /// BatchNormalization: "" follows the model (training mode when the node
+  /// says so: training_mode = 1, or running statistics as outputs before
+  /// opset 14), "train" treats every one as in training (model.train()),
+  /// "eval" every one as in inference.
+  std::string batchNorm;
+  /// Training-mode batch statistics are computed over this many groups of
+  /// the batch (DDP: one per data-parallel rank, each its own statistics;
+  /// 1: over the whole batch, as one device or SyncBatchNorm).
+  int64_t batchNormGroups = 1;
+  /// Whether the running statistics that training-mode BatchNormalization
+  /// updates become results of the function (`tp.buffer_update`) for
+  /// tp-autodiff to carry from step to step.
+  bool bufferUpdates = false;
   /// Name of the imported function.
   std::string functionName = "forward";
 };

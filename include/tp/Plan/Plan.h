@@ -36,6 +36,9 @@ struct Plan {
   std::vector<std::pair<std::string, int64_t>> mesh;
   std::vector<PlanEntry> entries;
   std::string dataParallel;
+  /// Training-mode BatchNormalization's statistics over the whole batch
+  /// (SyncBatchNorm) rather than each data-parallel rank's part (DDP).
+  bool syncBatchNorm = false;
   /// Graph input / output name -> replicate | sequence | shard(d)[@axis].
   std::vector<std::pair<std::string, std::string>> inputs, outputs;
 
@@ -55,6 +58,11 @@ std::optional<std::string> parseMeshSpec(StringRef spec, Plan &plan);
 std::optional<std::string>
 parseAssignment(StringRef spec, StringRef what,
                 std::vector<std::pair<std::string, std::string>> &into);
+
+/// How many groups of the batch training-mode BatchNormalization takes its
+/// statistics over: the data-parallel axis's size (DDP: each rank its own),
+/// or 1 with SyncBatchNorm, without data parallelism or on one device.
+int64_t batchNormGroups(const Plan &plan);
 
 } // namespace mlir::tp
 

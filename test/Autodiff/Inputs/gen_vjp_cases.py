@@ -25,11 +25,12 @@ def tensor_text(name, a):
     return f"float[{dims}] {name} = {{{values}}}"
 
 
-def case(name, nodes, x, weights, forward, opset=13, ints=None):
+def case(name, nodes, x, weights, forward, opset=13, ints=None, buffers=None):
     """nodes: ONNX text of the graph body reading x and the weights and
-    writing y; forward(x, **weights) -> y in numpy."""
+    writing y; forward(x, **weights) -> y in numpy. `buffers`: initializers
+    that get no gradient (BatchNormalization's running statistics)."""
     y = forward(x, **weights)
-    inits = ", ".join(tensor_text(k, v) for k, v in weights.items())
+    inits = ", ".join(tensor_text(k, v) for k, v in {**weights, **(buffers or {})}.items())
     xdims = ",".join(str(d) for d in x.shape)
     ydims = ",".join(str(d) for d in np.shape(y))
     text = f"""<
@@ -275,6 +276,105 @@ case("scatter_nd_add", "  ids = Constant <value = int64[3,2] {1, 2, 3, 0, 1, 2}>
      "  s = ScatterND <reduction = \"add\"> (w, ids, u)\n  y = Mul (s, x)", f32(4, 3),
      {"w": f32(4, 3), "u": f32(3)},
      lambda x, w, u: scatter_nd(w, [[1, 2], [3, 0], [1, 2]], u, add=True) * x, opset=16)
+
+
+def pool_ref(x, kind, kernel, strides, pads, dilations=None, count_include_pad=0, ceil=False):
+    """ONNX MaxPool / AveragePool (pads: begins, ends)."""
+    r = x.ndim - 2
+    dilations = dilations or [1] * r
+    pads = list(pads)
+    span = [dilations[i] * (kernel[i] - 1) + 1 for i in range(r)]
+    if ceil:  # windows that start inside the padded input but overhang its end
+        for i in range(r):
+            total = x.shape[2 + i] + pads[i] + pads[r + i] - span[i]
+            pads[r + i] += (-total) % strides[i]
+    fill = -np.inf if kind == "max" else 0.0
+    widths = [(0, 0), (0, 0)] + [(pads[i], pads[r + i]) for i in range(r)]
+    xp = np.pad(x, widths, constant_values=fill)
+    inside = np.pad(np.ones_like(x), widths)
+    o = [(xp.shape[2 + i] - span[i]) // strides[i] + 1 for i in range(r)]
+    vals, cnts = [], []
+    for ks in np.ndindex(*kernel):
+        window = tuple(slice(ks[i] * dilations[i], ks[i] * dilations[i] + strides[i] * (o[i] - 1) + 1,
+                             strides[i]) for i in range(r))
+        vals.append(xp[(slice(None), slice(None)) + window])
+        cnts.append(inside[(slice(None), slice(None)) + window])
+    if kind == "max":
+        return np.max(vals, 0)
+    if count_include_pad or not any(pads):
+        return np.sum(vals, 0) / np.prod(kernel)
+    return np.sum(vals, 0) / np.sum(cnts, 0)
+
+
+def pool_case(name, op, attrs, x, forward):
+    """y = op(x * a) with `a` shaped like one sample, then y * y."""
+    case(name, f"  h = Mul (x, a)\n  p = {op} <{attrs}> (h)\n  y = Mul (p, p)", x,
+         {"a": f32(1, *x.shape[1:])}, lambda x, a: forward(x * a) ** 2)
+
+
+# Pooling: MaxPool's gradient goes to each window's maximum (ResNet's 3x3
+# stride 2 pad 1: overlapping windows; 2x2 stride 2; 1-D dilated);
+# AveragePool's spreads over the window, with and without the padding
+# counted, and with ceil_mode's windows past the end; GlobalAveragePool.
+pool_case("maxpool_resnet", "MaxPool", "kernel_shape = [3, 3], strides = [2, 2], pads = [1, 1, 1, 1]",
+          f32(2, 2, 7, 7), lambda h: pool_ref(h, "max", [3, 3], [2, 2], [1, 1, 1, 1]))
+pool_case("maxpool_2x2", "MaxPool", "kernel_shape = [2, 2], strides = [2, 2]",
+          f32(2, 3, 4, 6), lambda h: pool_ref(h, "max", [2, 2], [2, 2], [0, 0, 0, 0]))
+pool_case("maxpool_1d_dilated", "MaxPool", "kernel_shape = [2], strides = [1], dilations = [2], pads = [1, 0]",
+          f32(2, 2, 7), lambda h: pool_ref(h, "max", [2], [1], [1, 0], [2]))
+pool_case("avgpool_pad_excluded", "AveragePool", "kernel_shape = [3, 3], strides = [2, 2], pads = [1, 1, 1, 1]",
+          f32(2, 2, 6, 5), lambda h: pool_ref(h, "avg", [3, 3], [2, 2], [1, 1, 1, 1]))
+pool_case("avgpool_pad_included", "AveragePool",
+          "kernel_shape = [3, 3], strides = [2, 2], pads = [1, 1, 1, 1], count_include_pad = 1",
+          f32(2, 2, 6, 5), lambda h: pool_ref(h, "avg", [3, 3], [2, 2], [1, 1, 1, 1], count_include_pad=1))
+pool_case("avgpool_ceil", "AveragePool", "kernel_shape = [2, 2], strides = [2, 2], ceil_mode = 1",
+          f32(1, 2, 5, 5), lambda h: pool_ref(h, "avg", [2, 2], [2, 2], [0, 0, 0, 0], ceil=True))
+case("global_avgpool", "  h = Mul (x, a)\n  p = GlobalAveragePool (h)\n  y = Mul (p, p)", f32(2, 3, 4, 4),
+     {"a": f32(1, 3, 4, 4)}, lambda x, a: np.mean(x * a, (2, 3), keepdims=True) ** 2)
+
+
+def conv_transpose_ref(x, w, strides, pads, output_padding):
+    """ONNX ConvTranspose, group 1, no dilation (pads: begins, ends)."""
+    r = x.ndim - 2
+    n, c = x.shape[:2]
+    m = w.shape[1]
+    k = w.shape[2:]
+    full = [(x.shape[2 + i] - 1) * strides[i] + k[i] + output_padding[i] for i in range(r)]
+    y = np.zeros((n, m, *full), dtype=x.dtype)
+    for idx in np.ndindex(*x.shape[2:]):
+        for ks in np.ndindex(*k):
+            pos = tuple(idx[i] * strides[i] + ks[i] for i in range(r))
+            y[(slice(None), slice(None)) + pos] += np.einsum(
+                "nc,cm->nm", x[(slice(None), slice(None)) + idx], w[(slice(None), slice(None)) + ks])
+    crop = tuple(slice(pads[i], full[i] - pads[r + i]) for i in range(r))
+    return y[(slice(None), slice(None)) + crop]
+
+
+# ConvTranspose (imported as zero insertion + conv): its filter's and its
+# input's gradients, through the conv rule.
+case("conv_transpose", "  h = Mul (x, a)\n  c = ConvTranspose <strides = [2, 2], pads = [1, 0, 1, 1], "
+     "output_padding = [1, 1]> (h, w)\n  y = Mul (c, c)", f32(2, 3, 3, 4),
+     {"w": f32(3, 2, 3, 3), "a": f32(1, 3, 3, 4)},
+     lambda x, w, a: conv_transpose_ref(x * a, w, [2, 2], [1, 0, 1, 1], [1, 1]) ** 2)
+
+
+def batchnorm_train(h, w, b, eps=1e-5):
+    """Training-mode BatchNormalization: the batch's statistics per channel."""
+    axes = (0,) + tuple(range(2, h.ndim))
+    mean = h.mean(axes, keepdims=True)
+    var = ((h - mean) ** 2).mean(axes, keepdims=True)
+    shape = (1, -1) + (1,) * (h.ndim - 2)
+    return (h - mean) / np.sqrt(var + eps) * w.reshape(shape) + b.reshape(shape)
+
+
+# BatchNormalization in training mode (opset 15's training_mode = 1): the
+# gradients of its scale and bias, and through `a` of its input, which the
+# batch statistics depend on. The running statistics are buffers.
+case("batchnorm_train", "  h = Mul (x, a)\n  n, rm, rv = BatchNormalization <training_mode = 1> "
+     "(h, w, b, mean, var)\n  y = Mul (n, n)", f32(4, 3, 2, 2),
+     {"w": f32(3), "b": f32(3), "a": f32(1, 3, 2, 2)},
+     lambda x, w, b, a: batchnorm_train(x * a, w, b) ** 2,
+     opset=15, buffers={"mean": f32(3), "var": f32(3, low=0.5)})
 
 with open(os.path.join(out, "cases"), "w") as f:
     f.write("\n".join(cases) + "\n")

@@ -147,7 +147,21 @@ Value Partitioner::reshard(Value global, const TensorSharding &to,
       }
     }
   }
-  // 3. New splits: each device keeps its slice, no communication.
+  // 3. New splits: each device keeps its slice, no communication. A splat
+  // constant (the zeros of a padding, a fill) is built at the local shape
+  // instead of whole and sliced.
+  if (auto c = v.getDefiningOp<ConstantOp>()) {
+    auto attr = dyn_cast<DenseElementsAttr>(c.getValue());
+    if (attr && attr.isSplat()) {
+      cur.dims = to.dims;
+      v = ConstantOp::create(
+          b, loc,
+          DenseElementsAttr::get(cast<ShapedType>(typeFor(cur)),
+                                 attr.getSplatValue<Attribute>()));
+      reshardCache[key] = v;
+      return v;
+    }
+  }
   for (int d = 0; d < int(cur.dims.size()); ++d)
     for (size_t i = cur.dims[d].size(); i < to.dims[d].size(); ++i) {
       int axis = to.dims[d][i];

@@ -299,8 +299,15 @@ def write_markdown(args, lines):
             "Command: `./bench/run.sh " + " ".join(
                 f"--{k} {v}" for k, v in (("layers", args.layers), ("hidden", args.hidden),
                                           ("seq", args.seq), ("repeat", args.repeat))) + "`", ""]
+    # bench/cnn.py's section is its own: kept as it is.
+    kept = ""
+    begin, end = "<!-- BEGIN cnn (bench/cnn.py) -->", "<!-- END cnn -->"
+    if os.path.exists(args.markdown):
+        old = open(args.markdown).read()
+        if begin in old and end in old:
+            kept = "\n" + old[old.index(begin):old.index(end) + len(end)] + "\n"
     with open(args.markdown, "w") as f:
-        f.write("\n".join(head + lines) + "\n")
+        f.write("\n".join(head + lines) + "\n" + kept)
 
 
 if __name__ == "__main__":

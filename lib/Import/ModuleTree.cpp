@@ -53,14 +53,21 @@ std::string ModuleTree::modulePathOf(StringRef node) const {
   return join(path);
 }
 
-/// The parameter `v` is, looking through transposes; sets `transposedOnce`
+/// The parameter `v` is, looking through transposes and reshapes (a conv's
+/// bias is reshaped to [C, 1, 1] to broadcast); sets `throughTranspose`
 /// when an odd number of 2-D transposes were crossed.
 static std::optional<unsigned> paramArg(func::FuncOp func, Value v,
                                         bool &throughTranspose) {
   throughTranspose = false;
-  while (auto t = v.getDefiningOp<TransposeOp>()) {
-    throughTranspose = !throughTranspose;
-    v = t.getInput();
+  while (true) {
+    if (auto t = v.getDefiningOp<TransposeOp>()) {
+      throughTranspose = !throughTranspose;
+      v = t.getInput();
+    } else if (auto r = v.getDefiningOp<ReshapeOp>()) {
+      v = r.getInput();
+    } else {
+      break;
+    }
   }
   auto arg = dyn_cast<BlockArgument>(v);
   if (!arg || arg.getOwner()->getParentOp() != func.getOperation() ||

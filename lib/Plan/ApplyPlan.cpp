@@ -329,8 +329,8 @@ LogicalResult PlanApplier::applyEntry(const PlanEntry &e) {
       auto diag = error() << where << " (" << e.source << "): module '"
                           << module << "' has no weight of its own ("
                           << style
-                          << " splits the weight of a Linear, Conv1D or "
-                             "Embedding module)";
+                          << " splits the weight of a Linear, Conv1D, "
+                             "Conv or Embedding module)";
       if (!withWeights.empty())
         diag << "; its submodules with weights: "
              << llvm::join(withWeights, ", ");
@@ -338,6 +338,37 @@ LogicalResult PlanApplier::applyEntry(const PlanEntry &e) {
     }
     Value w = func.getArgument(*weight);
     auto type = cast<RankedTensorType>(w.getType());
+    // A convolution: colwise splits its output channels (filter dim 0, the
+    // bias too), rowwise its input channels (filter dim 1; the result is a
+    // partial sum), so that two in a row communicate once, like a Megatron
+    // MLP; BatchNorm, pooling and activations follow the channel split.
+    ConvOp conv;
+    for (Operation *user : w.getUsers())
+      if (auto c = dyn_cast<ConvOp>(user); c && c.getFilter() == w && !conv)
+        conv = c;
+    if (conv) {
+      if (conv.getGroup() != 1)
+        return error() << where << " (" << e.source << "): '" << module
+                       << ".weight' is the filter of a grouped convolution "
+                          "(group "
+                       << conv.getGroup() << "); " << style
+                       << " splits ungrouped ones (a depthwise convolution "
+                          "follows its input's channel split by itself)";
+      bool colwise = style == "colwise";
+      if (failed(shardDim(annotate(*weight), type, colwise ? 0 : 1, *axis,
+                          "'" + describeValue(w) + "'", where)))
+        return failure();
+      if (std::optional<unsigned> bias = paramNamed("bias")) {
+        TensorSharding &b = annotate(*bias);
+        if (colwise &&
+            failed(shardDim(b,
+                            cast<RankedTensorType>(
+                                func.getArgument(*bias).getType()),
+                            0, *axis, "'" + module + ".bias'", where)))
+          return failure();
+      }
+      continue;
+    }
     std::optional<WeightUse> use;
     if (type.getRank() == 2)
       use = findWeightUse(w, {0, 1}, moduleOps);

@@ -350,6 +350,14 @@ LogicalResult Partitioner::partitionOp(Operation *op) {
     newOp = MulOp::create(b, loc, type, sum, scale);
   } else if (isa<SoftmaxOp, LogSoftmaxOp>(op)) {
     newOp = partitionSoftmax(op, operands[0], types[0]);
+  } else if (auto conv = dyn_cast<ConvOp>(op); conv && conv.getGroup() != 1) {
+    // A depthwise conv split over its channels has as many groups locally
+    // as it has channels.
+    int64_t group = cast<RankedTensorType>(operands[0].getType()).getDimSize(1) /
+                    cast<RankedTensorType>(operands[1].getType()).getDimSize(1);
+    newOp = ConvOp::create(b, loc, types[0], operands[0], operands[1],
+                           conv.getStridesAttr(), conv.getDilationsAttr(),
+                           conv.getPadsAttr(), b.getI64IntegerAttr(group));
   } else if (auto slice = dyn_cast<SliceOp>(op)) {
     // Split dims are never sliced (the rule keeps sliced dims whole): they
     // are taken whole, locally.

@@ -259,21 +259,34 @@ static ShardingRule oneHotRule(OneHotOp op) {
 
 /// Conv [N, C, S...] x [M, C/g, K...] -> [N, M, O...]: N is parallel (data
 /// parallelism); with one group M is parallel (output channels, like a
-/// colwise Linear) and C a reduction (like a rowwise one); windows keep the
-/// spatial dims whole.
+/// colwise Linear) and C a reduction (like a rowwise one); a depthwise conv
+/// (one channel per group, one filter per channel) keeps its channels
+/// parallel, so that it follows a channel split; windows keep the spatial
+/// dims whole.
 static ShardingRule convRule(ConvOp op) {
   ShardingRule rule;
   rule.priority = 1;
   ArrayRef<int64_t> in = shapeOf(op.getInput()), w = shapeOf(op.getFilter()),
                     out = shapeOf(op.getResult());
   bool grouped = op.getGroup() != 1;
+  bool depthwise = op.getGroup() == in[1] && w[0] == in[1] && w[1] == 1;
   int n = rule.addFactor(in[0], FactorKind::Parallel);
-  int m = rule.addFactor(w[0], grouped ? FactorKind::Replicated
-                                       : FactorKind::Parallel);
-  int c = rule.addFactor(in[1], grouped ? FactorKind::Replicated
-                                        : FactorKind::Reduction);
-  int cw = grouped ? rule.addFactor(w[1], FactorKind::Replicated) : c;
-  DimFactors inF = {{n}, {c}}, wF = {{m}, {cw}}, outF = {{n}, {m}};
+  DimFactors inF, wF, outF;
+  if (depthwise) {
+    int c = rule.addFactor(in[1], FactorKind::Parallel);
+    inF = {{n}, {c}};
+    wF = {{c}, {rule.addFactor(1, FactorKind::Replicated)}};
+    outF = {{n}, {c}};
+  } else {
+    int m = rule.addFactor(w[0], grouped ? FactorKind::Replicated
+                                         : FactorKind::Parallel);
+    int c = rule.addFactor(in[1], grouped ? FactorKind::Replicated
+                                          : FactorKind::Reduction);
+    int cw = grouped ? rule.addFactor(w[1], FactorKind::Replicated) : c;
+    inF = {{n}, {c}};
+    wF = {{m}, {cw}};
+    outF = {{n}, {m}};
+  }
   for (size_t i = 2; i < in.size(); ++i) {
     inF.push_back({rule.addFactor(in[i], FactorKind::Replicated)});
     wF.push_back({rule.addFactor(w[i], FactorKind::Replicated)});

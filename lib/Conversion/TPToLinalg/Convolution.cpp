@@ -1,7 +1,9 @@
-//===- Convolution.cpp - lower tp.conv and tp.pool to linalg.generic ------===//
+//===- Convolution.cpp - lower tp.conv and tp.pool to linalg --------------===//
 //
-// Both are one linalg.generic over the (padded) input, whatever the number
-// of spatial dims: conv over (n, g, m, o..., c, k...) with the input read at
+// A conv with one group is im2col and one GEMM (linalg.matmul, which
+// becomes an OpenBLAS / cuBLAS call). Grouped convs (depthwise) and pooling
+// are one linalg.generic over the (padded) input, whatever the number of
+// spatial dims: conv over (n, g, m, o..., c, k...) with the input read at
 // o * stride + k * dilation (groups made a dim of their own by reshaping),
 // pooling over (n, c, o..., k...) with a window-shaped operand that gives
 // the k loops their bounds, as linalg's named pooling ops do.
@@ -52,6 +54,63 @@ Value filled(OpBuilder &b, Location loc, RankedTensorType type, double v) {
   return buildFilled(b, loc, type, buildScalar(b, loc, type.getElementType(), v));
 }
 
+/// A conv with one group as im2col and one GEMM: the windows of the padded
+/// input copied to columns [N*O..., C*K...], times the filter [M, C*K...]
+/// read transposed (a BLAS flag once FoldTransposeIntoMatmul has run), the
+/// product [N*O..., M] put back as [N, M, O...]. The GEMM runs at OpenBLAS's
+/// (cuBLAS's) speed; the columns cost K times the input in memory.
+Value convAsGemm(OpBuilder &b, Location loc, ConvOp op, Value x) {
+  MLIRContext *ctx = b.getContext();
+  RankedTensorType outType = op.getType();
+  Type f = outType.getElementType();
+  ArrayRef<int64_t> w = op.getFilter().getType().getShape();
+  ArrayRef<int64_t> o = outType.getShape().drop_front(2);
+  int64_t r = outType.getRank() - 2, n = outType.getDimSize(0), m = w[0];
+  int64_t windows = n, window = w[1];
+  for (int64_t i = 0; i < r; ++i) {
+    windows *= o[i];
+    window *= w[2 + i];
+  }
+  // Columns [N, O..., C, K...]: loops n, o_1..o_r, c, k_1..k_r.
+  auto d = [&](int64_t i) { return getAffineDimExpr(i, ctx); };
+  SmallVector<AffineExpr> in = {d(0), d(1 + r)};
+  for (int64_t i = 0; i < r; ++i)
+    in.push_back(windowIndex(d(1 + i), d(2 + r + i), op.getStrides()[i],
+                             op.getDilations()[i]));
+  SmallVector<int64_t> colsShape = {n};
+  llvm::append_range(colsShape, o);
+  colsShape.push_back(w[1]);
+  llvm::append_range(colsShape, w.drop_front(2));
+  Value cols = buildParallelGeneric(
+      b, loc, RankedTensorType::get(colsShape, f), ValueRange{x},
+      {AffineMap::get(2 + 2 * r, 0, in, ctx)},
+      [](OpBuilder &, Location, ValueRange a) { return a[0]; });
+  cols = buildReshape(b, loc, cols, RankedTensorType::get({windows, window}, f));
+  Value filter = buildReshape(b, loc, op.getFilter(),
+                              RankedTensorType::get({m, window}, f));
+  Value filterT = linalg::TransposeOp::create(
+                      b, loc, filter,
+                      tensor::EmptyOp::create(b, loc, {window, m}, f),
+                      ArrayRef<int64_t>{1, 0})
+                      .getResult()[0];
+  auto productType = RankedTensorType::get({windows, m}, f);
+  Value product = linalg::MatmulOp::create(b, loc, TypeRange{productType},
+                                           ValueRange{cols, filterT},
+                                           buildZeroFilled(b, loc, productType))
+                      .getResult(0);
+  SmallVector<int64_t> nom = {n};
+  llvm::append_range(nom, o);
+  nom.push_back(m);
+  product = buildReshape(b, loc, product, RankedTensorType::get(nom, f));
+  SmallVector<int64_t> perm = {0, r + 1};
+  for (int64_t i = 0; i < r; ++i)
+    perm.push_back(1 + i);
+  return linalg::TransposeOp::create(
+             b, loc, product,
+             tensor::EmptyOp::create(b, loc, outType.getShape(), f), perm)
+      .getResult()[0];
+}
+
 struct ConvLowering : OpRewritePattern<ConvOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(ConvOp op,
@@ -64,6 +123,10 @@ struct ConvLowering : OpRewritePattern<ConvOp> {
     int64_t r = outType.getRank() - 2, g = op.getGroup();
     int64_t n = outType.getDimSize(0), m = w[0] / g, c = w[1];
     Value x = padSpatial(rewriter, loc, op.getInput(), op.getPads(), 0.0);
+    if (g == 1) {
+      rewriter.replaceOp(op, convAsGemm(rewriter, loc, op, x));
+      return success();
+    }
     ArrayRef<int64_t> xs = cast<RankedTensorType>(x.getType()).getShape();
     // [N, G*C, S...] -> [N, G, C, S...]; [G*M, C, K...] -> [G, M, C, K...];
     // the result [N, G, M, O...] -> [N, G*M, O...].

@@ -196,9 +196,18 @@ def main():
         rows["training step, DDP 2 ranks"].update(base_s=json.load(f)["train_s"],
                                                   base="PyTorch DDP, 2 gloo processes")
 
+    cpu = "unknown CPU"
+    with open("/proc/cpuinfo") as f:
+        for line in f:
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
     lines = [f"### ResNet-18 against PyTorch eager (`bench/cnn.py`)", "",
-             f"torchvision's resnet18, batch {args.batch} x 3 x {args.image} x {args.image}, "
-             f"{cores} cores; best of {args.repeat} steps. Training step: cross entropy, "
+             f"Command: `/usr/bin/python3 bench/cnn.py --tp-bin build/bin --batch {args.batch} "
+             f"--image {args.image} --repeat {args.repeat} --markdown docs/Performance.md`. "
+             f"Machine: {cpu}, {cores} cores.", "",
+             f"torchvision's resnet18, batch {args.batch} x 3 x {args.image} x {args.image}; "
+             f"best of {args.repeat} steps. Training step: cross entropy, "
              "backward, SGD update, BatchNorm with batch statistics (DDP: each rank its own).", "",
              "| step | tp | baseline | baseline time | tp / baseline | tp-compile |",
              "|---|---|---|---|---|---|"]

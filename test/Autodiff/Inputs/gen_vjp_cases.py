@@ -376,5 +376,25 @@ case("batchnorm_train", "  h = Mul (x, a)\n  n, rm, rv = BatchNormalization <tra
      lambda x, w, b, a: batchnorm_train(x * a, w, b) ** 2,
      opset=15, buffers={"mean": f32(3), "var": f32(3, low=0.5)})
 
+
+# MobileNetV3's activations, imported as compositions of max / min / mul:
+# HardSwish, HardSigmoid, Clip (ReLU6). Inputs kept away from the kinks.
+def away_from(kinks, *shape):
+    a = f32(*shape) * 3
+    for k in kinks:
+        a = np.where(np.abs(a - k) < 0.2, a + 0.5, a)
+    return a.astype(np.float32)
+
+
+case("hardswish", "  h = Mul (x, w)\n  y = HardSwish (h)", away_from([-3, 3], 3, 4),
+     {"w": np.ones((4,), np.float32) + 0.1 * f32(4)},
+     lambda x, w: (x * w) * np.clip(x * w + 3, 0, 6) / 6, opset=14)
+case("hardsigmoid", "  h = Mul (x, w)\n  y = HardSigmoid <alpha = 0.16666667, beta = 0.5> (h)",
+     away_from([-3, 3], 3, 4), {"w": np.ones((4,), np.float32) + 0.1 * f32(4)},
+     lambda x, w: np.clip((x * w) / 6 + 0.5, 0, 1))
+case("relu6", "  h = Mul (x, w)\n  lo = Constant <value = float {0}> ()\n  hi = Constant <value = float {6}> ()\n"
+     "  y = Clip (h, lo, hi)", away_from([0, 6], 3, 4) + 2, {"w": np.ones((4,), np.float32) + 0.1 * f32(4)},
+     lambda x, w: np.clip(x * w, 0, 6))
+
 with open(os.path.join(out, "cases"), "w") as f:
     f.write("\n".join(cases) + "\n")

@@ -19,7 +19,6 @@ replaced (bench/run.sh writes the rest).
 import argparse
 import json
 import os
-import subprocess
 import sys
 import time
 
@@ -27,6 +26,7 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+from run import run_measured  # noqa: E402
 
 
 def parse_args():
@@ -49,26 +49,6 @@ def resnet18():
     import torchvision
     torch.manual_seed(0)
     return torchvision.models.resnet18(num_classes=10)
-
-
-def run_measured(cmd, env=None):
-    """stdout, wall seconds and peak resident MiB (VmHWM, polled)."""
-    start = time.perf_counter()
-    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-    peak_kb = 0
-    while p.poll() is None:
-        try:
-            with open(f"/proc/{p.pid}/status") as f:
-                for line in f:
-                    if line.startswith("VmHWM:"):
-                        peak_kb = max(peak_kb, int(line.split()[1]))
-        except OSError:
-            pass
-        time.sleep(0.02)
-    out, err = p.communicate()
-    if p.returncode != 0:
-        sys.exit(f"bench-cnn: {' '.join(cmd)} failed:\n{out}{err}")
-    return out, time.perf_counter() - start, peak_kb / 1024
 
 
 # --- PyTorch baselines (run as subprocesses of this script) ------------------

@@ -63,10 +63,11 @@ def run(cmd, env=None):
     return p.stdout
 
 
-def run_measured(cmd):
-    """Wall seconds and peak resident MiB (VmHWM, polled) of one process."""
+def run_measured(cmd, env=None):
+    """stdout, wall seconds and peak resident MiB (VmHWM, polled) of one
+    process (bench/cnn.py uses it too)."""
     start = time.perf_counter()
-    p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     peak_kb = 0
     while p.poll() is None:
         try:
@@ -76,11 +77,11 @@ def run_measured(cmd):
                         peak_kb = max(peak_kb, int(line.split()[1]))
         except OSError:
             pass
-        time.sleep(0.05)
-    wall = time.perf_counter() - start
+        time.sleep(0.02)
+    out, err = p.communicate()
     if p.returncode != 0:
-        sys.exit(f"bench: {' '.join(cmd)} failed:\n{p.stderr.read().decode()}")
-    return wall, peak_kb / 1024
+        sys.exit(f"bench: {' '.join(cmd)} failed:\n{out}{err}")
+    return out, time.perf_counter() - start, peak_kb / 1024
 
 
 def best_step_ms(text):
@@ -230,7 +231,7 @@ def main():
                 continue
             log(f"compiling depth {depth} {'train' if extra else 'forward'}")
             out = os.path.join(args.workdir, f"depth{depth}{'_train' if extra else ''}/")
-            wall, rss = run_measured([tp_compile, small, "--mesh", "tp=2", "--plan-entry", plan,
+            _, wall, rss = run_measured([tp_compile, small, "--mesh", "tp=2", "--plan-entry", plan,
                                       *extra, "-o", out])
             row += [wall, rss]
         depth_rows.append(row)

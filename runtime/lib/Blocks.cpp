@@ -40,16 +40,20 @@ void tprt::forEachBlockRun(
 
 void tprt::extractBlock(const TensorSpec &t, const Mesh &mesh, int rank,
                         const void *global, void *local, size_t es) {
+  // A tensor with no elements may have no buffer at all (null), which
+  // memcpy must not be given even for 0 bytes.
   forEachBlockRun(t, mesh, rank, [&](int64_t g, int64_t l, int64_t n) {
-    std::memcpy(static_cast<char *>(local) + l * es,
-                static_cast<const char *>(global) + g * es, n * es);
+    if (n)
+      std::memcpy(static_cast<char *>(local) + l * es,
+                  static_cast<const char *>(global) + g * es, n * es);
   });
 }
 
 void tprt::insertBlock(const TensorSpec &t, const Mesh &mesh, int rank,
                        const void *local, void *global, size_t es) {
   forEachBlockRun(t, mesh, rank, [&](int64_t g, int64_t l, int64_t n) {
-    std::memcpy(static_cast<char *>(global) + g * es,
-                static_cast<const char *>(local) + l * es, n * es);
+    if (n)
+      std::memcpy(static_cast<char *>(global) + g * es,
+                  static_cast<const char *>(local) + l * es, n * es);
   });
 }

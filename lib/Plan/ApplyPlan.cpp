@@ -338,6 +338,10 @@ LogicalResult PlanApplier::applyEntry(const PlanEntry &e) {
     }
     Value w = func.getArgument(*weight);
     auto type = cast<RankedTensorType>(w.getType());
+    // The dim the style splits, and whether the bias follows it.
+    bool colwise = style == "colwise";
+    int64_t dim;
+    bool splitBias;
     // A convolution: colwise splits its output channels (filter dim 0, the
     // bias too), rowwise its input channels (filter dim 1; the result is a
     // partial sum), so that two in a row communicate once, like a Megatron
@@ -354,39 +358,28 @@ LogicalResult PlanApplier::applyEntry(const PlanEntry &e) {
                        << conv.getGroup() << "); " << style
                        << " splits ungrouped ones (a depthwise convolution "
                           "follows its input's channel split by itself)";
-      bool colwise = style == "colwise";
-      if (failed(shardDim(annotate(*weight), type, colwise ? 0 : 1, *axis,
-                          "'" + describeValue(w) + "'", where)))
-        return failure();
-      if (std::optional<unsigned> bias = paramNamed("bias")) {
-        TensorSharding &b = annotate(*bias);
-        if (colwise &&
-            failed(shardDim(b,
-                            cast<RankedTensorType>(
-                                func.getArgument(*bias).getType()),
-                            0, *axis, "'" + module + ".bias'", where)))
-          return failure();
-      }
-      continue;
+      dim = colwise ? 0 : 1;
+      splitBias = colwise;
+    } else {
+      std::optional<WeightUse> use;
+      if (type.getRank() == 2)
+        use = findWeightUse(w, {0, 1}, moduleOps);
+      if (!use)
+        return error() << where << " (" << e.source << "): '" << module
+                       << ".weight' is not the weight of a MatMul/Gemm or the "
+                          "table of a Gather, so "
+                       << style << " has no meaning for it";
+      // Linear: colwise splits output features, rowwise input features.
+      // Embedding: rowwise splits the vocabulary, colwise the embedding dim.
+      dim = colwise ? use->outDim : use->inDim;
+      splitBias = colwise && !use->embedding;
     }
-    std::optional<WeightUse> use;
-    if (type.getRank() == 2)
-      use = findWeightUse(w, {0, 1}, moduleOps);
-    if (!use)
-      return error() << where << " (" << e.source << "): '" << module
-                     << ".weight' is not the weight of a MatMul/Gemm or the "
-                        "table of a Gather, so "
-                     << style << " has no meaning for it";
-    bool colwise = style == "colwise";
-    // Linear: colwise splits output features, rowwise input features.
-    // Embedding: rowwise splits the vocabulary, colwise the embedding dim.
-    int64_t dim = colwise ? use->outDim : use->inDim;
     if (failed(shardDim(annotate(*weight), type, dim, *axis,
                         "'" + describeValue(w) + "'", where)))
       return failure();
     if (std::optional<unsigned> bias = paramNamed("bias")) {
       TensorSharding &b = annotate(*bias);
-      if (colwise && !use->embedding)
+      if (splitBias)
         if (failed(shardDim(b,
                             cast<RankedTensorType>(
                                 func.getArgument(*bias).getType()),

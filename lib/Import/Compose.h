@@ -80,6 +80,12 @@ struct Compose {
     auto r = n.create<WhereOp>(withShape(n.typeOf(a), *shape), cond, a, b);
     return mlir::failed(r) ? (failed = true, Value()) : *r;
   }
+  Value reshape(Value v, ArrayRef<int64_t> shape) {
+    if (failed || !v)
+      return failed = true, Value();
+    auto r = mlir::tp::reshape(n, v, shape);
+    return mlir::failed(r) ? (failed = true, Value()) : *r;
+  }
   LogicalResult emit(Value v) {
     if (failed || !v)
       return failure();

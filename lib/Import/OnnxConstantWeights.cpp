@@ -63,7 +63,7 @@ const onnx::TensorProto *floatTensorValue(const onnx::NodeProto &node) {
 
 } // namespace
 
-std::vector<std::string> tp::promoteConstantWeights(onnx::GraphProto &graph) {
+void tp::promoteConstantWeights(onnx::GraphProto &graph) {
   llvm::StringMap<const onnx::NodeProto *> producer;
   for (const auto &node : graph.node())
     for (const auto &out : node.output())
@@ -93,9 +93,8 @@ std::vector<std::string> tp::promoteConstantWeights(onnx::GraphProto &graph) {
     }
   }
   if (weights.empty())
-    return {};
+    return;
 
-  std::vector<std::string> promoted;
   google::protobuf::RepeatedPtrField<onnx::NodeProto> kept;
   for (auto &node : *graph.mutable_node()) {
     if (node.op_type() == "Constant" && node.output_size() == 1 &&
@@ -103,11 +102,9 @@ std::vector<std::string> tp::promoteConstantWeights(onnx::GraphProto &graph) {
       onnx::TensorProto *init = graph.add_initializer();
       *init = *floatTensorValue(node);
       init->set_name(node.output(0));
-      promoted.push_back(node.output(0));
       continue;
     }
     *kept.Add() = std::move(node);
   }
   graph.mutable_node()->Swap(&kept);
-  return promoted;
 }

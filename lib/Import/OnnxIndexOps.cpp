@@ -95,50 +95,72 @@ LogicalResult tp::importCumSum(NodeImporter &n) {
   return emit(n, moveDim(n, *y, type.getRank() - 1, *axis));
 }
 
-/// ScatterElements (reduction none or add) on float data, with the axis
-/// moved last: onehot(indices) [.., K, A] times updates [.., K, 1] summed
-/// over K is what lands on each position; `none` keeps data where nothing
-/// lands. One-hot products shard and differentiate like the rest.
-LogicalResult tp::importScatterElements(NodeImporter &n) {
+/// A 0-d constant `v` of type `element` (integer or float).
+static Value scalarOfType(NodeImporter &n, Type element, double v) {
+  auto t = RankedTensorType::get({}, element);
+  if (isa<FloatType>(element))
+    return n.constant(
+        DenseElementsAttr::get(t, n.b.getFloatAttr(element, v)));
+  return n.constant(DenseElementsAttr::get(
+      t, APInt(element.getIntOrFloatBitWidth(), int64_t(v), /*isSigned=*/true)));
+}
+
+/// ScatterElements' and ScatterND's operands, and whether the reduction is
+/// add (else none: the only two tp composes), on float data.
+struct ScatterOperands {
+  Value data, indices, updates;
+  bool add;
+};
+static FailureOr<ScatterOperands> scatterOperands(NodeImporter &n) {
   auto data = n.requiredInput(0, "data");
   auto indices = n.requiredInput(1, "indices");
   auto updates = n.requiredInput(2, "updates");
   if (failed(data) || failed(indices) || failed(updates))
     return failure();
-  RankedTensorType dt = n.typeOf(*data), it = n.typeOf(*indices);
   std::string reduction = n.stringAttr("reduction", "none");
   if (reduction != "none" && reduction != "add")
     return n.error() << "reduction '" << reduction
                      << "' is not supported (none and add are)";
-  if (!isa<FloatType>(dt.getElementType()))
-    return n.error() << "needs float data, got " << dt;
+  if (!isa<FloatType>(n.typeOf(*data).getElementType()))
+    return n.error() << "needs float data, got " << n.typeOf(*data);
+  return ScatterOperands{*data, *indices, *updates, reduction == "add"};
+}
+
+/// ScatterElements (reduction none or add) on float data, with the axis
+/// moved last: onehot(indices) [.., K, A] times updates [.., K, 1] summed
+/// over K is what lands on each position; `none` keeps data where nothing
+/// lands. One-hot products shard and differentiate like the rest.
+LogicalResult tp::importScatterElements(NodeImporter &n) {
+  auto operands = scatterOperands(n);
+  if (failed(operands))
+    return failure();
+  Value data = operands->data, indices = operands->indices,
+        updates = operands->updates;
+  RankedTensorType dt = n.typeOf(data), it = n.typeOf(indices);
   auto axis = n.normalizeAxis(n.intAttr("axis", 0), dt.getRank(), "axis");
   if (failed(axis))
     return failure();
   int64_t rank = dt.getRank(), len = dt.getDimSize(*axis);
-  if (it.getRank() != rank || n.typeOf(*updates).getShape() != it.getShape())
+  if (it.getRank() != rank || n.typeOf(updates).getShape() != it.getShape())
     return n.error() << "indices and updates must have data's rank and one "
                         "shape, got "
-                     << it << " and " << n.typeOf(*updates);
+                     << it << " and " << n.typeOf(updates);
   for (int64_t d = 0; d < rank; ++d)
     if (d != *axis && it.getDimSize(d) != dt.getDimSize(d))
       return n.error() << "indices smaller than data off the axis (dim " << d
                        << ": " << it.getDimSize(d) << " of "
                        << dt.getDimSize(d) << ") are not supported";
   Compose c{n};
-  auto dLast = moveDim(n, *data, *axis, rank - 1);
-  auto iLast = moveDim(n, *indices, *axis, rank - 1);
-  auto uLast = moveDim(n, *updates, *axis, rank - 1);
+  auto dLast = moveDim(n, data, *axis, rank - 1);
+  auto iLast = moveDim(n, indices, *axis, rank - 1);
+  auto uLast = moveDim(n, updates, *axis, rank - 1);
   if (failed(dLast) || failed(iLast) || failed(uLast))
     return failure();
   // Negative indices count from the end.
-  auto intScalar = [&](int64_t v) {
-    auto t = RankedTensorType::get({}, it.getElementType());
-    return n.constant(DenseElementsAttr::get(
-        t, APInt(it.getElementTypeBitWidth(), v, /*isSigned=*/true)));
-  };
-  Value wrapped = c.where(c.cmp<LessOp>(*iLast, intScalar(0)),
-                          c.bin<AddOp>(*iLast, intScalar(len)), *iLast);
+  Type idElem = it.getElementType();
+  Value wrapped = c.where(c.cmp<LessOp>(*iLast, scalarOfType(n, idElem, 0)),
+                          c.bin<AddOp>(*iLast, scalarOfType(n, idElem, len)),
+                          *iLast);
   if (c.failed)
     return failure();
   auto hot = oneHotLast(n, wrapped, len, dt.getElementType());
@@ -152,7 +174,7 @@ LogicalResult tp::importScatterElements(NodeImporter &n) {
   if (c.failed || failed(landed))
     return failure();
   Value y;
-  if (reduction == "add") {
+  if (operands->add) {
     y = c.bin<AddOp>(*dLast, *landed);
   } else {
     // A select, not data * (1 - hit): -inf in data must not become NaN.
@@ -164,16 +186,6 @@ LogicalResult tp::importScatterElements(NodeImporter &n) {
   if (c.failed)
     return failure();
   return emit(n, moveDim(n, y, rank - 1, *axis));
-}
-
-/// A 0-d constant `v` of `like`'s element type (integer or float).
-static Value scalarOfType(NodeImporter &n, Type element, double v) {
-  auto t = RankedTensorType::get({}, element);
-  if (isa<FloatType>(element))
-    return n.constant(
-        DenseElementsAttr::get(t, n.b.getFloatAttr(element, v)));
-  return n.constant(DenseElementsAttr::get(
-      t, APInt(element.getIntOrFloatBitWidth(), int64_t(v), /*isSigned=*/true)));
 }
 
 /// TopK without sorting: along the axis (moved last), element i's place in
@@ -275,19 +287,12 @@ LogicalResult tp::importTopK(NodeImporter &n) {
 /// what lands on each row, and `none` keeps data's rows where nothing
 /// lands. Indices may be computed at run time.
 LogicalResult tp::importScatterND(NodeImporter &n) {
-  auto data = n.requiredInput(0, "data");
-  auto indices = n.requiredInput(1, "indices");
-  auto updates = n.requiredInput(2, "updates");
-  if (failed(data) || failed(indices) || failed(updates))
+  auto operands = scatterOperands(n);
+  if (failed(operands))
     return failure();
-  RankedTensorType dt = n.typeOf(*data), it = n.typeOf(*indices),
-                   ut = n.typeOf(*updates);
-  std::string reduction = n.stringAttr("reduction", "none");
-  if (reduction != "none" && reduction != "add")
-    return n.error() << "reduction '" << reduction
-                     << "' is not supported (none and add are)";
-  if (!isa<FloatType>(dt.getElementType()))
-    return n.error() << "needs float data, got " << dt;
+  RankedTensorType dt = n.typeOf(operands->data),
+                   it = n.typeOf(operands->indices),
+                   ut = n.typeOf(operands->updates);
   int64_t q = it.getRank() ? it.getShape().back() : 0;
   if (it.getRank() < 1 || q < 1 || q > dt.getRank())
     return n.error() << "indices " << it << " must end in a dim of 1 to "
@@ -317,7 +322,7 @@ LogicalResult tp::importScatterND(NodeImporter &n) {
         RankedTensorType::get({q}, idElem), v));
   };
   Compose c{n};
-  Value id = *indices;
+  Value id = operands->indices;
   Value wrapped = c.where(c.cmp<LessOp>(id, scalarOfType(n, idElem, 0)),
                           c.bin<AddOp>(id, vec(dims)), id);
   Value scaled = c.bin<MulOp>(wrapped, vec(strides));
@@ -330,8 +335,8 @@ LogicalResult tp::importScatterND(NodeImporter &n) {
   if (failed(flatRow))
     return failure();
   auto hot = oneHotLast(n, *flatRow, rows, dt.getElementType());
-  auto u = reshape(n, *updates, {tuples, cols});
-  auto d = reshape(n, *data, {rows, cols});
+  auto u = reshape(n, operands->updates, {tuples, cols});
+  auto d = reshape(n, operands->data, {rows, cols});
   if (failed(hot) || failed(u) || failed(d))
     return failure();
   auto hotT = moveDim(n, *hot, 0, 1);
@@ -341,7 +346,7 @@ LogicalResult tp::importScatterND(NodeImporter &n) {
   if (failed(landed))
     return failure();
   Value y;
-  if (reduction == "add") {
+  if (operands->add) {
     y = c.bin<AddOp>(*d, *landed);
   } else {
     // A select, not data * (1 - hit): -inf in data must not become NaN.

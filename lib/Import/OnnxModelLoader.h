@@ -11,7 +11,6 @@
 #include "onnx/onnx_pb.h"
 #include <map>
 #include <string>
-#include <vector>
 
 namespace mlir::tp {
 
@@ -25,8 +24,8 @@ std::string inferOnnxShapes(onnx::ModelProto &model);
 
 /// Turns the float Constant nodes that are read as a layer's parameters
 /// (OnnxConstantWeights.cpp) into initializers of the same name, so that
-/// plans split them and training updates them. Returns their names.
-std::vector<std::string> promoteConstantWeights(onnx::GraphProto &graph);
+/// plans split them and training updates them.
+void promoteConstantWeights(onnx::GraphProto &graph);
 
 /// Binds graph inputs to values at compile time (`--constant-input`,
 /// OnnxConstantInputs.cpp): input name -> .npy or TensorProto file, added

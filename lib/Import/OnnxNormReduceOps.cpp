@@ -190,10 +190,7 @@ LogicalResult batchNorm(NodeImporter &n) {
     // [C] -> [C, 1, ..., 1] so that it broadcasts over dims 2...
     SmallVector<int64_t> perChannel(type.getRank() - 1, 1);
     perChannel[0] = type.getDimSize(1);
-    auto channel = [&](Value v) -> Value {
-      auto r = reshape(n, v, perChannel);
-      return failed(r) ? (c.failed = true, Value()) : *r;
-    };
+    auto channel = [&](Value v) { return c.reshape(v, perChannel); };
     Value invStd = c.un<ReciprocalOp>(
         c.un<SqrtOp>(c.bin<AddOp>(channel(in[4]), eps)));
     Value y = c.bin<MulOp>(c.bin<SubOp>(in[0], channel(in[3])),
@@ -223,17 +220,14 @@ LogicalResult batchNorm(NodeImporter &n) {
     axes.push_back(d);
   SmallVector<int64_t> perChannel(grouped.size(), 1);
   perChannel[2] = channels;
-  auto channel = [&](Value v) -> Value {
-    auto r = reshape(n, v, perChannel);
-    return failed(r) ? (c.failed = true, Value()) : *r;
-  };
-  auto xg = reshape(n, in[0], grouped);
-  if (failed(xg))
+  auto channel = [&](Value v) { return c.reshape(v, perChannel); };
+  Value xg = c.reshape(in[0], grouped);
+  if (c.failed)
     return failure();
-  auto mean = reduceOver<ReduceMeanOp>(n, *xg, axes, true);
+  auto mean = reduceOver<ReduceMeanOp>(n, xg, axes, true);
   if (failed(mean))
     return failure();
-  Value centered = c.bin<SubOp>(*xg, *mean);
+  Value centered = c.bin<SubOp>(xg, *mean);
   if (c.failed)
     return failure();
   auto var = reduceOver<ReduceMeanOp>(n, c.bin<MulOp>(centered, centered),
@@ -249,17 +243,15 @@ LogicalResult batchNorm(NodeImporter &n) {
 
   // Running statistics from the first group.
   int64_t count = (batch / groups) * type.getNumElements() / (batch * channels);
+  // [G, 1, C, 1...] -> group 0's [1, 1, C, 1...] -> [C].
   auto firstGroup = [&](Value stat) -> Value {
-    SmallVector<int64_t> starts(perChannel.size(), 0), limits(perChannel),
+    SmallVector<int64_t> starts(perChannel.size(), 0),
         steps(perChannel.size(), 1);
-    limits[2] = channels;
-    auto statType = n.typeOf(stat);
-    auto sliced = n.create<SliceOp>(withShape(statType, perChannel), stat,
-                                    starts, limits, steps);
+    auto sliced = n.create<SliceOp>(withShape(n.typeOf(stat), perChannel),
+                                    stat, starts, perChannel, steps);
     if (failed(sliced))
       return c.failed = true, Value();
-    auto flat = reshape(n, *sliced, {channels});
-    return failed(flat) ? (c.failed = true, Value()) : *flat;
+    return c.reshape(*sliced, {channels});
   };
   double momentum = n.floatAttr("momentum", 0.9f);
   auto update = [&](Value running, Value stat) {

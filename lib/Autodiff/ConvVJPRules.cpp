@@ -35,6 +35,20 @@ struct ConvGrad {
       return v;
     return ReshapeOp::create(gb.b, gb.loc, like(v, shape), v);
   }
+  /// `v` [A, B, S...] viewed as [split..., S...] (three leading dims), those
+  /// three permuted by `perm`, then merged into [merged..., S...] (two): how
+  /// the gradients move batch, groups and channels past each other.
+  Value regroup(Value v, ArrayRef<int64_t> split, ArrayRef<int64_t> perm,
+                ArrayRef<int64_t> merged) {
+    ArrayRef<int64_t> spatial = gb.typeOf(v).getShape().drop_front(2);
+    SmallVector<int64_t> threeDims(split), order(perm), twoDims(merged);
+    llvm::append_range(threeDims, spatial);
+    llvm::append_range(twoDims, spatial);
+    for (size_t i = 0; i < spatial.size(); ++i)
+      order.push_back(3 + i);
+    return reshape(gb.permute(reshape(v, threeDims), order), twoDims);
+  }
+
   /// `v` cut to [starts, starts + sizes) on every dim.
   Value slice(Value v, ArrayRef<int64_t> starts, ArrayRef<int64_t> sizes) {
     auto shape = gb.typeOf(v).getShape();
@@ -138,15 +152,8 @@ Value transposedConv(ConvGrad &cg, Value g, Value filter,
   int64_t m = w[0], cPerGroup = w[1], mPerGroup = m / group;
 
   // Filter [G*Mg, Cg, K...] -> [G*Cg, Mg, K...], flipped in space.
-  SmallVector<int64_t> split = {group, mPerGroup, cPerGroup};
-  llvm::append_range(split, w.drop_front(2));
-  SmallVector<int64_t> perm = {0, 2, 1};
-  for (int64_t i = 0; i < r; ++i)
-    perm.push_back(3 + i);
-  Value wt = cg.gb.permute(cg.reshape(filter, split), perm);
-  SmallVector<int64_t> swapped = {group * cPerGroup, mPerGroup};
-  llvm::append_range(swapped, w.drop_front(2));
-  wt = cg.reshape(wt, swapped);
+  Value wt = cg.regroup(filter, {group, mPerGroup, cPerGroup}, {0, 2, 1},
+                        {group * cPerGroup, mPerGroup});
   for (int64_t i = 0; i < r; ++i)
     wt = cg.flip(wt, 2 + i);
 
@@ -190,29 +197,10 @@ Value convFilterGrad(ConvGrad &cg, ConvOp conv, Value g) {
   ArrayRef<int64_t> s = conv.getStrides(), d = conv.getDilations(),
                     pads = conv.getPads();
   int64_t n = x[0], m = w[0], cPerGroup = w[1], mPerGroup = m / group;
-  SmallVector<int64_t> spatialPerm;
-  for (int64_t i = 0; i < r; ++i)
-    spatialPerm.push_back(3 + i);
-
-  // x [N, G*Cg, S...] -> [Cg, G*N, S...].
-  SmallVector<int64_t> xSplit = {n, group, cPerGroup};
-  llvm::append_range(xSplit, x.drop_front(2));
-  SmallVector<int64_t> xPerm = {2, 1, 0};
-  llvm::append_range(xPerm, spatialPerm);
-  Value xt = cg.gb.permute(cg.reshape(conv.getInput(), xSplit), xPerm);
-  SmallVector<int64_t> xShape = {cPerGroup, group * n};
-  llvm::append_range(xShape, x.drop_front(2));
-  xt = cg.reshape(xt, xShape);
-
-  // g [N, G*Mg, O...] -> [G*Mg, N, O...].
-  SmallVector<int64_t> gSplit = {n, group, mPerGroup};
-  llvm::append_range(gSplit, o.drop_front(2));
-  SmallVector<int64_t> gPerm = {1, 2, 0};
-  llvm::append_range(gPerm, spatialPerm);
-  Value gt = cg.gb.permute(cg.reshape(g, gSplit), gPerm);
-  SmallVector<int64_t> gShape = {m, n};
-  llvm::append_range(gShape, o.drop_front(2));
-  gt = cg.reshape(gt, gShape);
+  // x [N, G*Cg, S...] -> [Cg, G*N, S...]; g [N, G*Mg, O...] -> [G*Mg, N, O...].
+  Value xt = cg.regroup(conv.getInput(), {n, group, cPerGroup}, {2, 1, 0},
+                        {cPerGroup, group * n});
+  Value gt = cg.regroup(g, {n, group, mPerGroup}, {1, 2, 0}, {m, n});
 
   // The window may fit more than K times (the forward's floor division
   // dropped input the filter never read): cut to K.

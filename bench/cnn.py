@@ -26,7 +26,7 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from run import run_measured  # noqa: E402
+from run import cpu_model, run_measured  # noqa: E402
 
 
 def parse_args():
@@ -55,7 +55,6 @@ def resnet18():
 
 def torch_single(batch, image, repeat, threads):
     import torch
-    import torch.nn.functional as F
     torch.set_num_threads(threads)
     model = resnet18()
     x = torch.randn(batch, 3, image, image)
@@ -69,41 +68,40 @@ def torch_single(batch, image, repeat, threads):
             model(x)
             fwd.append(time.perf_counter() - t)
     model.train()
-    opt = torch.optim.SGD(model.parameters(), lr=0.1)
-    train = []
-    for k in range(repeat + 1):
-        t = time.perf_counter()
-        opt.zero_grad()
-        F.cross_entropy(model(x), labels).backward()
-        opt.step()
-        if k:
-            train.append(time.perf_counter() - t)
-    return {"forward_s": min(fwd), "train_s": min(train)}
+    return {"forward_s": min(fwd), "train_s": best_train_step(model, x, labels, repeat)}
 
 
-def torch_ddp_rank(rank, world, batch, image, repeat, port, out):
+def best_train_step(model, x, labels, repeat, before_step=lambda: None):
+    """Seconds of the best of `repeat` SGD steps (lr 0.1) after a warm-up;
+    `before_step` runs untimed before each (DDP's barrier)."""
     import torch
-    import torch.distributed as dist
     import torch.nn.functional as F
-    torch.set_num_threads(1)
-    dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank,
-                            world_size=world)
-    model = torch.nn.parallel.DistributedDataParallel(resnet18())
-    x = torch.randn(batch // world, 3, image, image)
-    labels = torch.randint(0, 10, (batch // world,))
     opt = torch.optim.SGD(model.parameters(), lr=0.1)
     times = []
     for k in range(repeat + 1):
-        dist.barrier()
+        before_step()
         t = time.perf_counter()
         opt.zero_grad()
         F.cross_entropy(model(x), labels).backward()
         opt.step()
         if k:
             times.append(time.perf_counter() - t)
+    return min(times)
+
+
+def torch_ddp_rank(rank, world, batch, image, repeat, port, out):
+    import torch
+    import torch.distributed as dist
+    torch.set_num_threads(1)
+    dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank,
+                            world_size=world)
+    model = torch.nn.parallel.DistributedDataParallel(resnet18())
+    x = torch.randn(batch // world, 3, image, image)
+    labels = torch.randint(0, 10, (batch // world,))
+    train_s = best_train_step(model, x, labels, repeat, before_step=dist.barrier)
     if rank == 0:
         with open(out, "w") as f:
-            json.dump({"train_s": min(times)}, f)
+            json.dump({"train_s": train_s}, f)
     dist.destroy_process_group()
 
 
@@ -176,13 +174,8 @@ def main():
         rows["training step, DDP 2 ranks"].update(base_s=json.load(f)["train_s"],
                                                   base="PyTorch DDP, 2 gloo processes")
 
-    cpu = "unknown CPU"
-    with open("/proc/cpuinfo") as f:
-        for line in f:
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    lines = [f"### ResNet-18 against PyTorch eager (`bench/cnn.py`)", "",
+    cpu = cpu_model()
+    lines = ["### ResNet-18 against PyTorch eager (`bench/cnn.py`)", "",
              f"Command: `/usr/bin/python3 bench/cnn.py --tp-bin build/bin --batch {args.batch} "
              f"--image {args.image} --repeat {args.repeat} --markdown docs/Performance.md`. "
              f"Machine: {cpu}, {cores} cores.", "",

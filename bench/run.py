@@ -281,16 +281,20 @@ def report_lines(args, cores, rows, comm, gemm_rows, tp_gemm_s, base_gemm_s, pea
     return out
 
 
-def write_markdown(args, lines):
-    cpu = "unknown CPU"
+def cpu_model():
+    """The CPU's model name (bench/cnn.py quotes it too)."""
     try:
         with open("/proc/cpuinfo") as f:
             for l in f:
                 if l.startswith("model name"):
-                    cpu = l.split(":", 1)[1].strip()
-                    break
+                    return l.split(":", 1)[1].strip()
     except OSError:
         pass
+    return "unknown CPU"
+
+
+def write_markdown(args, lines):
+    cpu = cpu_model()
     head = ["# Performance", "",
             "Produced by `./bench/run.sh` (bench/run.py: every figure beside its baseline from "
             "the same run; nothing here is asserted by a test).", "",

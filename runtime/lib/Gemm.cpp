@@ -3,7 +3,6 @@
 #include "tprt/tprt.h"
 #include "tprt/Watchdog.h"
 
-
 #include <cblas.h>
 #include <chrono>
 

@@ -147,6 +147,7 @@ void tp::buildShardingPipeline(OpPassManager &pm,
                                const TPApplyPlanOptions &plan) {
   pm.addPass(createTPApplyPlan(plan));
   pm.addPass(createTPPropagateSharding());
+  pm.addPass(createTPPadUneven());
   pm.addPass(createTPPartition());
   pm.addPass(createTPLowerToLinalg());
 }

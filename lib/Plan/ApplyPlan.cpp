@@ -213,16 +213,16 @@ FailureOr<int> PlanApplier::styleAxis(const PlanEntry &e, StringRef style,
                  << mesh.describe() << ")";
 }
 
+/// Splits need not divide: tp-pad-uneven gives the devices torch.chunk's
+/// blocks.
 LogicalResult PlanApplier::shardDim(TensorSharding &s, RankedTensorType type,
                                     int64_t dim, int axis, StringRef tensor,
                                     StringRef entry) {
-  int64_t size = type.getDimSize(dim) / s.splitFactor(dim, mesh);
-  if (size % mesh.sizes[axis] != 0)
+  if (llvm::is_contained(s.dims[dim], axis))
     return error() << "cannot split " << tensor << " "
                    << formatShape(type.getShape()) << " on dim " << dim
-                   << " over mesh axis '" << mesh.names[axis] << "' of size "
-                   << mesh.sizes[axis] << ": " << size
-                   << " is not divisible (" << entry << ")";
+                   << " twice over mesh axis '" << mesh.names[axis] << "' ("
+                   << entry << ")";
   s.dims[dim].push_back(axis);
   return success();
 }

@@ -234,15 +234,21 @@ Assignment Propagator::assign(const Node &node) const {
       if (h.axes.empty() || factors.empty())
         continue;
       // Hand the dim's axes to its factors, major first; move to the next
-      // factor only once the previous one is fully split.
+      // factor only once the previous one is fully split. A dim that is one
+      // factor may take a last axis that does not divide it (an uneven
+      // split, padded by tp-pad-uneven); inside a compound dim the axis
+      // stops there instead, so that a reshape never moves padding.
       size_t idx = 0;
       int64_t capacity = rule.sizes[factors[0]];
       SmallVector<SmallVector<int>> pieces(factors.size());
       for (int axis : h.axes) {
         while (capacity == 1 && idx + 1 < factors.size())
           capacity = rule.sizes[factors[++idx]];
-        if (capacity % mesh.sizes[axis] != 0)
+        if (capacity % mesh.sizes[axis] != 0) {
+          if (factors.size() == 1 && capacity > 1)
+            pieces[idx].push_back(axis);
           break;
+        }
         pieces[idx].push_back(axis);
         capacity /= mesh.sizes[axis];
       }

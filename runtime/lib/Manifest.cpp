@@ -144,7 +144,8 @@ Status ManifestParser::readTensor(const llvm::json::Value &v,
       t.sharding.back().push_back(a);
       blocks *= m.mesh.sizes[a];
     }
-    if (t.localShape[d] * blocks != t.shape[d])
+    // torch.chunk's blocks: ceil(shape / blocks), the last ones padded.
+    if (t.localShape[d] != (t.shape[d] + blocks - 1) / blocks)
       return bad(what + ": local_shape " + formatShape(t.localShape) +
                  " is not shape " + formatShape(t.shape) +
                  " split as its sharding says");

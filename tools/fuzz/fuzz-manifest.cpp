@@ -1,10 +1,11 @@
 //===- fuzz-manifest.cpp - libFuzzer target: manifest.json (tp-run) -------===//
 //
 // A manifest that parses must describe tensors whose blocks stay inside
-// their buffers: every rank's block of every tensor is computed, as
-// tp-run does before it copies.
+// their buffers: every rank's block of every tensor is walked, as tp-run
+// walks it when it copies (uneven blocks included).
 //
 //===----------------------------------------------------------------------===//
+#include "tprt/Blocks.h"
 #include "tprt/Manifest.h"
 
 #include <cstdlib>
@@ -18,11 +19,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   for (int r = 0; r < m.mesh.numRanks() && r < 64; ++r)
     for (const auto *list : {&m.arguments, &m.results})
       for (const tprt::TensorSpec &t : *list) {
-        std::vector<int64_t> block = t.blockOf(m.mesh, r);
-        for (size_t d = 0; d < block.size(); ++d)
-          if (block[d] < 0 ||
-              (block[d] + 1) * t.localShape[d] > t.shape[d])
-            std::abort(); // a block outside its tensor: a parser bug
+        tprt::forEachBlockRun(
+            t, m.mesh, r, [&](int64_t g, int64_t l, int64_t n) {
+              if (g < 0 || l < 0 || g + n > t.numElements() ||
+                  l + n > t.localElements())
+                std::abort(); // a block outside its buffers: a parser bug
+            });
       }
   return 0;
 }

@@ -451,6 +451,7 @@ int main(int argc, char **argv) {
       tp::printShardingExplanation(*module, llvm::outs());
     progress("partitioning into the per-device program");
     if (failed(runPasses([&](PassManager &pm) {
+          pm.addPass(tp::createTPPadUneven());
           pm.addPass(tp::createTPPartition());
           tp::TPBucketAllReducesOptions buckets;
           buckets.bucketMb = bucketMb;

@@ -22,6 +22,24 @@ def TPPropagateSharding : Pass<"tp-propagate-sharding", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::shard::ShardDialect"];
 }
 
+def TPPadUneven : Pass<"tp-pad-uneven", "::mlir::ModuleOp"> {
+  let summary = "Pad unevenly split dims so that every split divides";
+  let description = [{
+    Runs on the global program after tp-propagate-sharding. A dim of n
+    elements split k ways is padded at its end to k * ceil(n / k), so that
+    device i holds torch.chunk's block i (ceil(n / k) elements, the last ones
+    fewer or none) followed by padding. Each op pads the factors of its
+    sharding rule, so that reshapes, contractions and elementwise ops agree
+    on where the padding lies; reductions over a padded factor (matmul's
+    contraction, ReduceSum / ReduceMean, a conv's input channels, a softmax
+    axis) first select their neutral element in the padding, and a mean
+    divides by the real count. A value produced with one padding and read
+    with another is cut and re-padded on a whole dim. Function arguments
+    and results take padded types; the runtime reads and writes only the
+    real elements of each block.
+  }];
+}
+
 def TPPartition : Pass<"tp-partition", "::mlir::ModuleOp"> {
   let summary = "Rewrite to the per-device program with explicit collectives";
   let description = [{

@@ -9,11 +9,15 @@
 namespace tprt {
 
 /// Visits the contiguous runs of `rank`'s block of `t` (row-major):
-/// `fn(globalOffset, localOffset, elements)`, offsets in elements.
+/// `fn(globalOffset, localOffset, elements)`, offsets in elements. A block
+/// of an uneven split (local_shape is ceil(shape / blocks)) ends where the
+/// tensor does: only its real elements are visited, at their places in the
+/// padded local buffer; a block past the end has none.
 void forEachBlockRun(const TensorSpec &t, const Mesh &mesh, int rank,
                      const std::function<void(int64_t, int64_t, int64_t)> &fn);
 
-/// Copies `rank`'s block out of a whole tensor, or back into one.
+/// Copies `rank`'s block out of a whole tensor (zeros in its padding), or
+/// its real elements back into one.
 void extractBlock(const TensorSpec &t, const Mesh &mesh, int rank,
                   const void *global, void *local, size_t elementSize);
 void insertBlock(const TensorSpec &t, const Mesh &mesh, int rank,

@@ -400,21 +400,8 @@ LogicalResult gatherRule(Operation *op, Grad &gb, Value g,
   SmallVector<int64_t> ohShape(ids.getShape());
   ohShape.push_back(vocab);
   // Negative indices count from the end, as in the forward gather.
-  Type idType = ids.getElementType();
-  auto scalarOf = [&](int64_t v) -> Value {
-    auto t = RankedTensorType::get({}, idType);
-    return ConstantOp::create(
-        gb.b, gb.loc,
-        DenseElementsAttr::get(t, APInt(idType.getIntOrFloatBitWidth(), v,
-                                        /*isSigned=*/true)));
-  };
-  Value negative = LessOp::create(
-      gb.b, gb.loc, RankedTensorType::get(ids.getShape(), gb.b.getI1Type()),
-      gather.getIndices(), scalarOf(0));
-  Value wrapped = WhereOp::create(
-      gb.b, gb.loc, ids, negative,
-      AddOp::create(gb.b, gb.loc, gather.getIndices(), scalarOf(vocab)),
-      gather.getIndices());
+  Value wrapped =
+      wrapNegativeIndices(gb.b, gb.loc, gather.getIndices(), vocab);
   Value oneHot = buildOneHot(gb.b, gb.loc, RankedTensorType::get(ohShape, f),
                              wrapped);
   Value ohFlat = ReshapeOp::create(gb.b, gb.loc,

@@ -9,6 +9,7 @@
 // right away, stay alone.
 //
 //===----------------------------------------------------------------------===//
+#include "tp/Sharding/Padding.h"
 #include "tp/Sharding/Passes.h"
 #include "tp/Dialect/TP/IR/TPOps.h"
 
@@ -82,6 +83,22 @@ void fuse(ArrayRef<shard::AllReduceOp> bucket, int index) {
       b, loc, flatType, last.getGridAttr(), last.getGridAxesAttr(), joined,
       last.getReductionAttr());
   reduced->setAttr(kBucketAttr, b.getUnitAttr());
+  // Gradients of unevenly split weights: the bucket's real elements per
+  // rank are its members'.
+  size_t ranks = 0;
+  for (shard::AllReduceOp op : bucket)
+    if (auto counts = op->getAttrOfType<DenseI64ArrayAttr>(kRealElementsAttr))
+      ranks = counts.size();
+  if (ranks) {
+    SmallVector<int64_t> real(ranks, 0);
+    for (shard::AllReduceOp op : bucket) {
+      auto counts = op->getAttrOfType<DenseI64ArrayAttr>(kRealElementsAttr);
+      int64_t n = cast<RankedTensorType>(op.getType()).getNumElements();
+      for (size_t r = 0; r < ranks; ++r)
+        real[r] += counts ? counts[r] : n;
+    }
+    reduced->setAttr(kRealElementsAttr, b.getDenseI64ArrayAttr(real));
+  }
   int64_t offset = 0;
   Operation *anchor = nullptr;
   for (shard::AllReduceOp op : bucket) {

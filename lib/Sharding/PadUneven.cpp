@@ -20,6 +20,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "tp/Dialect/TP/IR/TPOps.h"
+#include "tp/Sharding/Padding.h"
 #include "tp/Sharding/Passes.h"
 #include "tp/Sharding/Sharding.h"
 #include "tp/Sharding/ShardingRule.h"
@@ -39,78 +40,6 @@ using namespace mlir;
 using namespace mlir::tp;
 
 namespace {
-
-/// A run of a dim: `real` elements laid out in `padded` places, the rest
-/// padding at its end.
-struct PadRun {
-  int64_t real, padded;
-  bool operator==(const PadRun &o) const {
-    return real == o.real && padded == o.padded;
-  }
-};
-/// A dim as blocks, major first: element (i, j) of two blocks is at
-/// i * padded_j + j. Canonical (see canonical()), so that two layouts of a
-/// dim are the same exactly when their blocks are equal.
-using DimPadding = SmallVector<PadRun, 2>;
-using TensorPadding = SmallVector<DimPadding>;
-
-/// Drops size-1 blocks and merges a block without padding into the block
-/// before it: (r, p), (s, s) places elements exactly as (r * s, p * s).
-DimPadding canonical(ArrayRef<PadRun> blocks, int64_t size) {
-  DimPadding out;
-  for (PadRun b : blocks) {
-    if (b.padded == 1)
-      continue;
-    if (!out.empty() && b.real == b.padded) {
-      out.back().real *= b.real;
-      out.back().padded *= b.padded;
-      continue;
-    }
-    out.push_back(b);
-  }
-  if (out.empty())
-    out.push_back({size, size});
-  return out;
-}
-
-int64_t paddedSize(const DimPadding &d) {
-  int64_t n = 1;
-  for (PadRun b : d)
-    n *= b.padded;
-  return n;
-}
-int64_t realSize(const DimPadding &d) {
-  int64_t n = 1;
-  for (PadRun b : d)
-    n *= b.real;
-  return n;
-}
-bool isPadded(const DimPadding &d) {
-  return llvm::any_of(d, [](PadRun b) { return b.real != b.padded; });
-}
-
-/// Whether each place of a padded dim holds an element.
-SmallVector<bool> elementPlaces(const DimPadding &d) {
-  SmallVector<bool> out(paddedSize(d));
-  for (int64_t i = 0; i < int64_t(out.size()); ++i) {
-    int64_t rest = i;
-    bool real = true;
-    for (PadRun b : llvm::reverse(d)) {
-      real &= rest % b.padded < b.real;
-      rest /= b.padded;
-    }
-    out[i] = real;
-  }
-  return out;
-}
-
-std::string describe(const DimPadding &d) {
-  std::string s;
-  for (PadRun b : d)
-    s += (s.empty() ? "" : " x ") + std::to_string(b.real) +
-         (b.real == b.padded ? "" : " padded to " + std::to_string(b.padded));
-  return s;
-}
 
 /// How an op reads and writes its tensors: every tensor's padding, and each
 /// factor's padded size.
@@ -134,6 +63,7 @@ private:
   DenseMap<Value, RankedTensorType> globalTypes;
   DenseMap<Operation *, std::optional<ShardingRule>> rules;
   std::map<std::pair<void *, std::string>, Value> converted, masked;
+  std::map<std::string, Value> maskConstants;
 
   TensorSharding layoutOf(Operation *op, StringRef attrName, unsigned i,
                           int64_t rank) const;
@@ -145,6 +75,8 @@ private:
   Value mask(Value v, const TensorPadding &pad, int64_t dim,
              const TensorSharding &layout, Attribute neutral);
   LogicalResult padOp(Operation *op);
+  /// Notes the padding of `op`'s results on it, for tp-partition.
+  void record(Operation *op);
   void setAttrs(Operation *op, ArrayRef<TensorSharding> ins,
                 const TensorSharding &out);
 };
@@ -171,7 +103,7 @@ TensorPadding Padder::wholeDims(RankedTensorType type,
   TensorPadding out;
   for (auto [d, n] : llvm::enumerate(type.getShape())) {
     int64_t k = s.splitFactor(d, mesh);
-    out.push_back(canonical({{n, roundUp(n, k)}}, n));
+    out.push_back(canonicalPadding({{n, roundUp(n, k)}}, n));
   }
   return out;
 }
@@ -214,10 +146,17 @@ OpPadding Padder::paddingOf(Operation *op, const ShardingRule &rule) const {
     TensorPadding t;
     auto shape = globalTypes.lookup(v).getShape();
     for (auto [d, factors] : llvm::enumerate(dims)) {
-      SmallVector<PadRun> blocks;
-      for (int f : factors)
+      // A dim the rule does not factor exactly (a concat's operands along
+      // its axis share the result's factor) is whole: it is never split.
+      int64_t size = 1;
+      SmallVector<PadBlock> blocks;
+      for (int f : factors) {
+        size *= rule.sizes[f];
         blocks.push_back({rule.sizes[f], out.factorPadded[f]});
-      t.push_back(canonical(blocks, shape[d]));
+      }
+      if (!factors.empty() && size != shape[d])
+        blocks = {{shape[d], shape[d]}};
+      t.push_back(canonicalPadding(blocks, shape[d]));
     }
     return t;
   };
@@ -249,13 +188,13 @@ static RankedTensorType withShape(Value v, ArrayRef<int64_t> shape) {
 FailureOr<Value> Padder::convert(Value v, const TensorPadding &want,
                                  const TensorSharding &readAs,
                                  Operation *user) {
-  const TensorPadding &have = padding[v];
+  TensorPadding have = padding[v]; // a copy: converting inserts into the map
   if (have == want)
     return v;
 
   std::string key;
   for (const DimPadding &d : want)
-    key += describe(d) + ";";
+    key += describePadding(d) + ";";
   auto cacheKey = std::make_pair(v.getAsOpaquePointer(), key);
   if (auto it = converted.find(cacheKey); it != converted.end())
     return it->second;
@@ -270,7 +209,7 @@ FailureOr<Value> Padder::convert(Value v, const TensorPadding &want,
     if (have[d].size() > 1 || want[d].size() > 1)
       return user->emitError()
              << "cannot lay out " << describeValue(v) << " dim " << d
-             << " (" << describe(have[d]) << ") as " << describe(want[d])
+             << " (" << describePadding(have[d]) << ") as " << describePadding(want[d])
              << ": an uneven split inside a reshaped dim is not supported; "
                 "make the split even or keep that dim whole in the plan",
              failure();
@@ -279,15 +218,29 @@ FailureOr<Value> Padder::convert(Value v, const TensorPadding &want,
   }
   b.setInsertionPoint(user);
   Location loc = user->getLoc();
-  // Cut the padding off.
+  // Cut the padding off (once per value and dims, however many users want
+  // it re-padded).
   if (llvm::any_of(dims, [&](int64_t d) { return isPadded(have[d]); })) {
-    SmallVector<int64_t> starts(shape.size(), 0), steps(shape.size(), 1);
-    SmallVector<int64_t> limits(shape);
+    TensorPadding cut = have;
     for (int64_t d : dims)
-      limits[d] = realSize(have[d]);
-    v = SliceOp::create(b, loc, withShape(v, limits), v, starts, limits, steps);
-    setAttrs(v.getDefiningOp(), {whole}, whole);
-    shape = limits;
+      cut[d] = {{realSize(have[d]), realSize(have[d])}};
+    if (cut != want) {
+      FailureOr<Value> c = convert(v, cut, readAs, user);
+      if (failed(c))
+        return failure();
+      v = *c;
+      shape.assign(cast<RankedTensorType>(v.getType()).getShape().begin(),
+                   cast<RankedTensorType>(v.getType()).getShape().end());
+    } else {
+      SmallVector<int64_t> starts(shape.size(), 0), steps(shape.size(), 1);
+      SmallVector<int64_t> limits(shape);
+      for (int64_t d : dims)
+        limits[d] = realSize(have[d]);
+      v = SliceOp::create(b, loc, withShape(v, limits), v, starts, limits,
+                          steps);
+      setAttrs(v.getDefiningOp(), {whole}, whole);
+      shape = limits;
+    }
   }
   // Add the new one.
   for (int64_t d : dims) {
@@ -306,6 +259,8 @@ FailureOr<Value> Padder::convert(Value v, const TensorPadding &want,
     setAttrs(v.getDefiningOp(), {whole, whole}, whole);
   }
   padding[v] = want;
+  if (Operation *def = v.getDefiningOp())
+    record(def);
   converted[cacheKey] = v;
   return v;
 }
@@ -324,8 +279,18 @@ Value Padder::mask(Value v, const TensorPadding &pad, int64_t dim,
   maskShape[dim] = type.getDimSize(dim);
   auto maskType = RankedTensorType::get(maskShape, b.getI1Type());
   Location loc = v.getLoc();
-  Value places = ConstantOp::create(
-      b, loc, DenseElementsAttr::get(maskType, ArrayRef(elementPlaces(pad[dim]))));
+  // One constant per mask shape and padding, however many ops it masks.
+  std::string placesKey;
+  llvm::raw_string_ostream(placesKey)
+      << maskType << describePadding(pad[dim]);
+  Value &places = maskConstants[placesKey];
+  if (!places) {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&func.getBody().front());
+    places = ConstantOp::create(
+        b, loc,
+        DenseElementsAttr::get(maskType, ArrayRef(elementPlaces(pad[dim]))));
+  }
   auto scalarType = RankedTensorType::get({}, type.getElementType());
   Value fill =
       ConstantOp::create(b, loc, DenseElementsAttr::get(scalarType, neutral));
@@ -337,6 +302,7 @@ Value Padder::mask(Value v, const TensorPadding &pad, int64_t dim,
   setAttrs(select, {maskLayout, noPartial, TensorSharding::replicated(0)},
            noPartial);
   padding[select] = pad;
+  record(select);
   masked[key] = select;
   return select;
 }
@@ -357,6 +323,17 @@ static SmallVector<int> reducedFactors(Operation *op,
     if (rule.kinds[f] == FactorKind::Reduction)
       out.push_back(f);
   return out;
+}
+
+void Padder::record(Operation *op) {
+  SmallVector<Attribute> results;
+  bool any = false;
+  for (Value r : op->getResults()) {
+    any |= isPadded(padding[r]);
+    results.push_back(paddingToAttr(op->getContext(), padding[r]));
+  }
+  if (any)
+    op->setAttr(kPaddedDimsAttr, b.getArrayAttr(results));
 }
 
 LogicalResult Padder::padOp(Operation *op) {
@@ -385,6 +362,22 @@ LogicalResult Padder::padOp(Operation *op) {
     if (failed(c))
       return failure();
     op->setOperand(i, *c);
+  }
+  // Negative ids count from the end of the real table, not of its padding.
+  if (auto gather = dyn_cast<GatherOp>(op);
+      gather && isPadded(pads.operands[0][gather.getAxis()])) {
+    b.setInsertionPoint(op);
+    Value ids = gather.getIndices();
+    TensorSharding idsLayout = layoutOf(
+        op, kInShardingsAttr, 1, cast<RankedTensorType>(ids.getType()).getRank());
+    WhereOp wrapped = wrapNegativeIndices(
+        b, op->getLoc(), ids, realSize(pads.operands[0][gather.getAxis()]));
+    TensorSharding scalar = TensorSharding::replicated(0);
+    setAttrs(wrapped, {idsLayout, idsLayout, idsLayout}, idsLayout);
+    for (Value part : {wrapped.getCondition(), wrapped.getLhs()})
+      setAttrs(part.getDefiningOp(), {idsLayout, scalar}, idsLayout);
+    padding[wrapped] = padding[ids];
+    gather.getIndicesMutable().assign(wrapped);
   }
   // Padding that a reduction would count: neutral elements instead.
   if (rule) {
@@ -423,6 +416,7 @@ LogicalResult Padder::padOp(Operation *op) {
     r.setType(withShape(r, shape));
     padding[r] = pads.results[i];
   }
+  record(op);
   if (auto slice = dyn_cast<SliceOp>(op)) {
     // Sliced dims are whole (the rule keeps them so); others are taken
     // whole, padding included.
@@ -456,6 +450,10 @@ LogicalResult Padder::padOp(Operation *op) {
       TensorSharding out = layoutOf(op, kOutShardingsAttr, 0, type.getRank());
       setAttrs(scaled, {out, TensorSharding::replicated(0)}, out);
       padding[sum] = padding[scaled] = pads.results[0];
+      // Later ops read the product instead of the mean: as the mean.
+      globalTypes[sum] = globalTypes[scaled] = globalTypes[mean.getResult()];
+      record(sum);
+      record(scaled);
       mean.getResult().replaceAllUsesWith(scaled.getResult());
       op->erase();
     }
@@ -486,6 +484,9 @@ LogicalResult Padder::run() {
       s = *read;
     }
     padding[arg] = wholeDims(type, s);
+    if (isPadded(padding[arg]))
+      func.setArgAttr(arg.getArgNumber(), kPaddedDimsAttr,
+                      paddingToAttr(func.getContext(), padding[arg]));
     SmallVector<int64_t> shape;
     for (const DimPadding &d : padding[arg])
       shape.push_back(paddedSize(d));

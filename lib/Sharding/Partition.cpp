@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "tp/Sharding/ValueNames.h"
 #include "tp/Dialect/TP/IR/TPOps.h"
+#include "tp/Sharding/Padding.h"
 #include "tp/Sharding/Passes.h"
 #include "tp/Sharding/Sharding.h"
 
@@ -49,6 +50,10 @@ private:
   }
   FailureOr<TensorSharding> read(Attribute attr, Value v, Location loc);
   Value reshard(Value global, const TensorSharding &to, Location loc);
+  /// Notes on a collective of a padded value the real elements each rank
+  /// hands to it (for the report).
+  void notePadding(Operation *collective, Value global,
+                   const TensorSharding &in);
   FailureOr<Value> localOperand(Operation *op, unsigned i,
                                 std::optional<Location> at = std::nullopt);
   LogicalResult partitionOp(Operation *op);
@@ -79,6 +84,23 @@ FailureOr<TensorSharding> Partitioner::read(Attribute attr, Value v,
   return s;
 }
 
+void Partitioner::notePadding(Operation *collective, Value global,
+                              const TensorSharding &in) {
+  Attribute padding;
+  if (auto arg = dyn_cast<BlockArgument>(global))
+    padding = func.getArgAttr(arg.getArgNumber(), kPaddedDimsAttr);
+  else if (auto list = global.getDefiningOp()->getAttrOfType<ArrayAttr>(
+               kPaddedDimsAttr))
+    padding = list[cast<OpResult>(global).getResultNumber()];
+  std::optional<TensorPadding> blocks = paddingFromAttr(padding);
+  if (!blocks)
+    return;
+  SmallVector<int64_t> real;
+  for (int64_t r = 0; r < mesh.numDevices(); ++r)
+    real.push_back(realElementsOnRank(*blocks, in, mesh, r));
+  collective->setAttr(kRealElementsAttr, b.getDenseI64ArrayAttr(real));
+}
+
 /// Moves `global`'s per-device value from its layout to `to`: partial sums
 /// are all-reduced or reduce-scattered, splits that go away are gathered
 /// (or all-to-all'd into the dim that needs them), new splits are local
@@ -106,6 +128,7 @@ Value Partitioner::reshard(Value global, const TensorSharding &to,
 
   // 1. Partial sums.
   for (int axis : SmallVector<int>(cur.partial)) {
+    TensorSharding before = cur;
     cur.partial.erase(llvm::find(cur.partial, axis));
     int scatterDim = -1;
     for (int d = 0; d < int(cur.dims.size()); ++d)
@@ -123,12 +146,14 @@ Value Partitioner::reshard(Value global, const TensorSharding &to,
       v = shard::AllReduceOp::create(b, loc, typeFor(cur), grid,
                                      {int16_t(axis)}, v);
     }
+    notePadding(v.getDefiningOp(), global, before);
   }
   // 2. Splits that the target does not have, innermost first.
   for (int d = 0; d < int(cur.dims.size()); ++d) {
     while (!(cur.dims[d].size() <= to.dims[d].size() &&
              std::equal(cur.dims[d].begin(), cur.dims[d].end(),
                         to.dims[d].begin()))) {
+      TensorSharding before = cur;
       int axis = cur.dims[d].pop_back_val();
       int moveTo = -1;
       for (int e = 0; e < int(cur.dims.size()); ++e)
@@ -145,6 +170,7 @@ Value Partitioner::reshard(Value global, const TensorSharding &to,
             b, loc, typeFor(cur), FlatSymbolRefAttr::get(b.getContext(), grid),
             b.getDenseI16ArrayAttr({int16_t(axis)}), v, b.getIndexAttr(d));
       }
+      notePadding(v.getDefiningOp(), global, before);
     }
   }
   // 3. New splits: each device keeps its slice, no communication. A splat
@@ -165,10 +191,12 @@ Value Partitioner::reshard(Value global, const TensorSharding &to,
   for (int d = 0; d < int(cur.dims.size()); ++d)
     for (size_t i = cur.dims[d].size(); i < to.dims[d].size(); ++i) {
       int axis = to.dims[d][i];
+      TensorSharding before = cur;
       cur.dims[d].push_back(axis);
       v = shard::AllSliceOp::create(
           b, loc, typeFor(cur), FlatSymbolRefAttr::get(b.getContext(), grid),
           b.getDenseI16ArrayAttr({int16_t(axis)}), v, b.getIndexAttr(d));
+      notePadding(v.getDefiningOp(), global, before);
     }
   reshardCache[key] = v;
   return v;
@@ -311,9 +339,12 @@ LogicalResult Partitioner::partitionOp(Operation *op) {
           b, loc, b.getI64Type(), arith::MulIOp::create(b, loc, idx, rows));
       Value offsetTensor = tensor::FromElementsOp::create(
           b, loc, RankedTensorType::get({}, b.getI64Type()), offset);
-      newOp = MaskedGatherOp::create(b, loc, types[0], operands[0],
-                                     operands[1], offsetTensor,
-                                     gather.getAxis());
+      // Negative ids count from the end of the whole table.
+      Value ids = wrapNegativeIndices(
+          b, loc, operands[1],
+          globalType(gather.getData()).getDimSize(gather.getAxis()));
+      newOp = MaskedGatherOp::create(b, loc, types[0], operands[0], ids,
+                                     offsetTensor, gather.getAxis());
     }
   } else if (auto oneHot = dyn_cast<OneHotOp>(op)) {
     // A split class dim: this device encodes classes [offset + i * depth,

@@ -2,6 +2,7 @@
 #include "tp/Sharding/Report.h"
 #include "tp/Sharding/ValueNames.h"
 #include "tp/Dialect/TP/IR/TPOps.h"
+#include "tp/Sharding/Padding.h"
 #include "tp/Sharding/Sharding.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -92,7 +93,22 @@ struct Collective {
   std::string kind, axes, shape, node;
   int64_t bytes;  // the tensor each device hands to the collective
   double moved;   // bytes each device sends with a ring algorithm
+  /// Of a padded value: per rank, the bytes of `bytes` that are real.
+  SmallVector<int64_t> realBytes;
 };
+
+/// `0: 100, 1: 100, 2: 96` (the real bytes per rank) and the padding, or
+/// one figure when every rank has the same.
+static std::string perRank(ArrayRef<int64_t> real, int64_t whole) {
+  std::string out;
+  if (llvm::all_equal(real))
+    return "every rank " + std::to_string(real[0]) + " real + " +
+           std::to_string(whole - real[0]) + " padding";
+  for (auto [r, n] : llvm::enumerate(real))
+    out += (r ? ", " : "") + std::to_string(r) + ": " + std::to_string(n) +
+           " + " + std::to_string(whole - n);
+  return "per rank, real + padding: " + out;
+}
 } // namespace
 
 void tp::printCollectiveReport(ModuleOp module, llvm::raw_ostream &os,
@@ -132,12 +148,38 @@ void tp::printCollectiveReport(ModuleOp module, llvm::raw_ostream &os,
         c.bytes = bytesOf(in);
         c.moved = share * c.bytes;
       }
+      if (auto real = op->getAttrOfType<DenseI64ArrayAttr>(kRealElementsAttr))
+        for (int64_t n : real.asArrayRef())
+          c.realBytes.push_back(
+              n * ((cast<ShapedType>(in).getElementTypeBitWidth() + 7) / 8));
       collectives.push_back(c);
     });
     int64_t params = 0, activations = 0;
-    for (BlockArgument arg : func.getArguments())
-      if (func.getArgAttr(arg.getArgNumber(), "tp.param"))
-        params += bytesOf(arg.getType());
+    // Unevenly split weights: each rank's real bytes.
+    SmallVector<int64_t> realParams;
+    bool paddedParams = false;
+    if (succeeded(mesh))
+      realParams.assign(mesh->numDevices(), 0);
+    for (BlockArgument arg : func.getArguments()) {
+      unsigned i = arg.getArgNumber();
+      if (!func.getArgAttr(i, "tp.param"))
+        continue;
+      params += bytesOf(arg.getType());
+      auto padding = paddingFromAttr(func.getArgAttr(i, kPaddedDimsAttr));
+      auto layout = func.getArgAttrOfType<ShardingAttr>(i, kShardingAttr);
+      std::string error;
+      auto type = cast<ShapedType>(arg.getType());
+      FailureOr<TensorSharding> s =
+          padding && layout && succeeded(mesh)
+              ? TensorSharding::fromAttr(layout, *mesh, type.getRank(), error)
+              : FailureOr<TensorSharding>(failure());
+      int64_t elementBytes = (type.getElementTypeBitWidth() + 7) / 8;
+      paddedParams |= succeeded(s);
+      for (auto [r, n] : llvm::enumerate(realParams))
+        n += succeeded(s) ? realElementsOnRank(*padding, *s, *mesh, r) *
+                                elementBytes
+                          : bytesOf(type);
+    }
     func.walk([&](Operation *op) {
       for (Value r : op->getResults())
         if (isa<RankedTensorType>(r.getType()))
@@ -167,6 +209,9 @@ void tp::printCollectiveReport(ModuleOp module, llvm::raw_ostream &os,
           {"total_bytes", totalBytes},
           {"total_bytes_moved", totalMoved},
           {"param_bytes_per_device", params},
+          {"real_param_bytes_per_rank",
+           paddedParams ? llvm::json::Value(llvm::json::Array(realParams))
+                        : llvm::json::Value(nullptr)},
           {"activation_bytes_per_device", activations}});
       continue;
     }
@@ -174,16 +219,21 @@ void tp::printCollectiveReport(ModuleOp module, llvm::raw_ostream &os,
        << (succeeded(mesh) ? " on mesh " + mesh->describe() : "") << "\n";
     os << llvm::format("  %-14s %-6s %-18s %12s %12s  %s\n", "kind", "axes",
                        "local shape", "bytes", "moved", "ONNX node");
-    for (const Collective &c : collectives)
+    for (const Collective &c : collectives) {
       os << llvm::format("  %-14s %-6s %-18s %12lld %12.0f  %s\n",
                          c.kind.c_str(), c.axes.c_str(), c.shape.c_str(),
                          (long long)c.bytes, c.moved, c.node.c_str());
+      if (!c.realBytes.empty())
+        os << "    bytes: " << perRank(c.realBytes, c.bytes) << "\n";
+    }
     os << llvm::format("  total: %zu collectives, %lld bytes, %.0f bytes "
                        "moved (ring)\n",
                        collectives.size(), (long long)totalBytes, totalMoved);
     os << llvm::format("  memory per device: parameters %lld bytes, "
                        "activations %lld bytes (no reuse)\n",
                        (long long)params, (long long)activations);
+    if (paddedParams)
+      os << "  parameter bytes: " << perRank(realParams, params) << "\n";
   }
   if (json)
     os << llvm::formatv("{0:2}", llvm::json::Value(std::move(funcs))) << "\n";

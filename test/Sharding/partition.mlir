@@ -55,7 +55,8 @@ func.func @mean_over_split_dim(%x: tensor<8x64xf32> {tp.sharding = #tp.sharding<
 
 // Vocab-parallel embedding: each device looks the ids up in its slice of
 // the table (rows from its index times the slice size), zeros for ids
-// outside it, and the partial lookups are summed.
+// outside it, and the partial lookups are summed. Negative ids count from
+// the end of the whole table first.
 // CHECK-LABEL: func.func @vocab_parallel_embedding
 // CHECK-SAME: %[[IDS:[^:]*]]: tensor<4x16xi64>, %[[T:[^:]*]]: tensor<250x64xf32>
 // CHECK: %[[I:.*]] = shard.process_multi_index on @mesh axes = [0] : index
@@ -63,7 +64,9 @@ func.func @mean_over_split_dim(%x: tensor<8x64xf32> {tp.sharding = #tp.sharding<
 // CHECK: %[[OFF:.*]] = arith.muli %[[I]], %[[ROWS]] : index
 // CHECK: %[[OFF64:.*]] = arith.index_cast %[[OFF]] : index to i64
 // CHECK: %[[OFFT:.*]] = tensor.from_elements %[[OFF64]] : tensor<i64>
-// CHECK: %[[E:.*]] = tp.masked_gather %[[T]], %[[IDS]], %[[OFFT]] {axis = 0 : i64} : tensor<250x64xf32>, tensor<4x16xi64>, tensor<i64> -> tensor<4x16x64xf32>
+// CHECK: %[[NEG:.*]] = tp.less %[[IDS]]
+// CHECK: %[[WRAPPED:.*]] = tp.where %[[NEG]], %{{.*}}, %[[IDS]]
+// CHECK: %[[E:.*]] = tp.masked_gather %[[T]], %[[WRAPPED]], %[[OFFT]] {axis = 0 : i64} : tensor<250x64xf32>, tensor<4x16xi64>, tensor<i64> -> tensor<4x16x64xf32>
 // CHECK: shard.all_reduce %[[E]] on @mesh grid_axes = [0] : tensor<4x16x64xf32> -> tensor<4x16x64xf32>
 shard.grid @mesh(shape = 4) {tp.axis_names = ["tp"]}
 func.func @vocab_parallel_embedding(%ids: tensor<4x16xi64>, %table: tensor<1000x64xf32> {tp.sharding = #tp.sharding<[{"tp"}, {}]>}) -> tensor<4x16x64xf32> {

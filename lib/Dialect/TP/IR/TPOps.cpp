@@ -410,3 +410,21 @@ LogicalResult ExpandOp::verify() {
 
 #define GET_OP_CLASSES
 #include "tp/Dialect/TP/IR/TPOps.cpp.inc"
+
+WhereOp tp::wrapNegativeIndices(OpBuilder &b, Location loc, Value ids,
+                                int64_t size) {
+  auto type = cast<RankedTensorType>(ids.getType());
+  Type idType = type.getElementType();
+  auto scalarOf = [&](int64_t v) -> Value {
+    auto t = RankedTensorType::get({}, idType);
+    return ConstantOp::create(
+        b, loc,
+        DenseElementsAttr::get(t, APInt(idType.getIntOrFloatBitWidth(), v,
+                                        /*isSigned=*/true)));
+  };
+  Value negative = LessOp::create(
+      b, loc, RankedTensorType::get(type.getShape(), b.getI1Type()), ids,
+      scalarOf(0));
+  Value wrapped = AddOp::create(b, loc, ids, scalarOf(size));
+  return WhereOp::create(b, loc, type, negative, wrapped, ids);
+}

@@ -14,4 +14,11 @@
 #define GET_OP_CLASSES
 #include "tp/Dialect/TP/IR/TPOps.h.inc"
 
+namespace mlir::tp {
+/// Gather indices with the negative ones counted from the end of a dim of
+/// `size`, as ONNX's Gather reads them: where(ids < 0, ids + size, ids).
+WhereOp wrapNegativeIndices(OpBuilder &b, Location loc, Value ids,
+                            int64_t size);
+} // namespace mlir::tp
+
 #endif // TP_DIALECT_TP_IR_TPOPS_H

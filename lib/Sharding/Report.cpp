@@ -194,13 +194,14 @@ void tp::printCollectiveReport(ModuleOp module, llvm::raw_ostream &os,
 
     if (json) {
       llvm::json::Array list;
-      for (const Collective &c : collectives)
-        list.push_back(llvm::json::Object{{"kind", c.kind},
-                                          {"mesh_axes", c.axes},
-                                          {"local_shape", c.shape},
-                                          {"bytes", c.bytes},
-                                          {"bytes_moved", c.moved},
-                                          {"onnx_node", c.node}});
+      for (const Collective &c : collectives) {
+        llvm::json::Object o{{"kind", c.kind},         {"mesh_axes", c.axes},
+                             {"local_shape", c.shape}, {"bytes", c.bytes},
+                             {"bytes_moved", c.moved}, {"onnx_node", c.node}};
+        if (!c.realBytes.empty())
+          o["real_bytes_per_rank"] = llvm::json::Array(c.realBytes);
+        list.push_back(std::move(o));
+      }
       funcs.push_back(llvm::json::Object{
           {"function", func.getName()},
           {"mesh", succeeded(mesh) ? mesh->describe() : ""},

@@ -45,6 +45,37 @@ TEST(Blocks, TwoAxesOnOneDim) {
   EXPECT_EQ(local, (std::vector<float>{4, 5}));
 }
 
+// An uneven split: [5, 3] over 4 ranks on dim 0 is torch.chunk's 2, 2, 1
+// and 0 rows in blocks of 2; a block's padding reads as zeros and is never
+// written back.
+TEST(Blocks, UnevenBlocksArePadded) {
+  Mesh m;
+  m.names = {"dp"};
+  m.sizes = {4};
+  TensorSpec t;
+  t.dtype = TPRT_F32;
+  t.shape = {5, 3};
+  t.localShape = {2, 3};
+  t.sharding = {{0}, {}};
+  std::vector<float> global(15), back(15, -1);
+  std::iota(global.begin(), global.end(), 1);
+  for (int r = 0; r < 4; ++r) {
+    std::vector<float> local(6, -7);
+    extractBlock(t, m, r, global.data(), local.data(), 4);
+    for (int i = 0; i < 6; ++i) {
+      int row = r * 2 + i / 3;
+      EXPECT_EQ(local[i], row < 5 ? global[row * 3 + i % 3] : 0.0f)
+          << "rank " << r << " element " << i;
+    }
+    std::fill(local.begin() + (r == 2 ? 3 : 6), local.end(), 99.0f);
+    insertBlock(t, m, r, local.data(), back.data(), 4);
+  }
+  EXPECT_EQ(back, global);
+  int64_t runs = 0;
+  forEachBlockRun(t, m, 3, [&](int64_t, int64_t, int64_t) { ++runs; });
+  EXPECT_EQ(runs, 0) << "the last rank holds no row";
+}
+
 TEST(Npy, RoundTrip) {
   NpyArray a;
   a.dtype = TPRT_F32;

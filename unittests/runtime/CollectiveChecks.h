@@ -11,6 +11,7 @@
 #include "tprt/Communicator.h"
 #include "tprt/DType.h"
 
+#include <algorithm>
 #include <functional>
 #include <gtest/gtest.h>
 
@@ -103,6 +104,78 @@ void checkReduceScatter(const RankRunner &onEveryRank, const Mesh &m, int64_t ma
   });
 }
 
+/// torch.chunk's block sizes of `total` elements over `n` members: ceil
+/// (total / n) each, the last ones fewer, possibly none.
+inline std::vector<int64_t> chunkCounts(int64_t total, int64_t n) {
+  int64_t block = (total + n - 1) / n;
+  std::vector<int64_t> counts;
+  for (int64_t i = 0; i < n; ++i)
+    counts.push_back(std::clamp<int64_t>(total - i * block, 0, block));
+  return counts;
+}
+
+/// Unequal blocks of `total` elements (some members may hold none).
+template <typename T>
+void checkAllGatherV(const RankRunner &onEveryRank, const Mesh &m, int64_t mask,
+                     int32_t dtype, int64_t total) {
+  onEveryRank(m, [&](Communicator &c) {
+    std::vector<int> group = m.group(c.rank(), mask);
+    std::vector<int64_t> counts = chunkCounts(total, group.size());
+    int64_t me = m.indexAlong(c.rank(), mask);
+    std::vector<T> src(counts[me]), dst(total);
+    for (int64_t i = 0; i < counts[me]; ++i)
+      src[i] = encode<T>(value(c.rank(), i), dtype);
+    ASSERT_TRUE(c.allGatherV(src.data(), dst.data(), counts, dtype, mask,
+                             "test all_gather of unequal blocks"));
+    size_t k = 0;
+    for (size_t g = 0; g < group.size(); ++g)
+      for (int64_t j = 0; j < counts[g]; ++j, ++k)
+        EXPECT_EQ(decode<T>(dst[k], dtype), value(group[g], j))
+            << "rank " << c.rank() << " element " << k << " of " << total;
+  });
+}
+
+template <typename T>
+void checkReduceScatterV(const RankRunner &onEveryRank, const Mesh &m,
+                         int64_t mask, int32_t dtype, int64_t total) {
+  onEveryRank(m, [&](Communicator &c) {
+    std::vector<int> group = m.group(c.rank(), mask);
+    std::vector<int64_t> counts = chunkCounts(total, group.size());
+    int64_t me = m.indexAlong(c.rank(), mask);
+    int64_t first = 0;
+    for (int64_t i = 0; i < me; ++i)
+      first += counts[i];
+    std::vector<T> src(total), dst(counts[me]);
+    for (int64_t i = 0; i < total; ++i)
+      src[i] = encode<T>(value(c.rank(), i), dtype);
+    ASSERT_TRUE(c.reduceScatterV(src.data(), dst.data(), counts, dtype, mask,
+                                 "test reduce_scatter of unequal blocks"));
+    for (int64_t j = 0; j < counts[me]; ++j) {
+      double want = 0;
+      for (int r : group)
+        want += value(r, first + j);
+      EXPECT_EQ(decode<T>(dst[j], dtype), want)
+          << "rank " << c.rank() << " element " << j << " of " << total;
+    }
+  });
+}
+
+/// Unequal blocks on every sub-group of `m`: torch.chunk's sizes of 1
+/// element (only the first member holds one), 2 * (n - 1) (the last
+/// member holds none from 3 members on) and 2n + 1.
+inline void checkUnevenCollectives(const RankRunner &run, const Mesh &m) {
+  for (int64_t mask = 1; mask < (int64_t(1) << m.sizes.size()); ++mask) {
+    int64_t n = int64_t(m.group(0, mask).size());
+    for (int64_t total : {int64_t(1), 2 * (n - 1), 2 * n + 1}) {
+      if (total == 0)
+        continue;
+      checkAllGatherV<float>(run, m, mask, TPRT_F32, total);
+      checkAllGatherV<int64_t>(run, m, mask, TPRT_I64, total);
+      checkReduceScatterV<float>(run, m, mask, TPRT_F32, total);
+      checkReduceScatterV<uint16_t>(run, m, mask, TPRT_BF16, total);
+    }
+  }
+}
 
 /// Every collective, every dtype, every sub-group of `m`.
 inline void checkEveryCollective(const RankRunner &run, const Mesh &m) {

@@ -50,6 +50,12 @@ TEST(ThreadsCommunicator, EveryCollectiveDtypeAndGroup) {
     checkEveryCollective(onThreads, mesh(sizes));
 }
 
+// Unequal blocks (an uneven split's), a member holding none among them.
+TEST(ThreadsCommunicator, UnevenBlocks) {
+  for (auto sizes : std::vector<std::vector<int64_t>>{{1}, {3}, {2, 2}, {4}})
+    checkUnevenCollectives(onThreads, mesh(sizes));
+}
+
 TEST(ThreadsCommunicator, MissingRankTimesOut) {
   Mesh m = mesh({3});
   auto world = createThreadsWorld(m);

@@ -89,6 +89,29 @@ TEST(Cuda, NcclOneRankAllReduceAndGather) {
   cuda::release(dst);
 }
 
+// Unequal blocks on NCCL pad and pack in GPU memory; with one member, the
+// block is the whole tensor, or nothing.
+TEST(Cuda, NcclOneRankUnevenBlocks) {
+  REQUIRE_GPU();
+  Mesh mesh{{"tp"}, {1}};
+  cuda::NcclId id;
+  ASSERT_TRUE(bool(cuda::makeNcclId(id)));
+  std::string error;
+  auto comm = cuda::createNcclCommunicator(mesh, {1}, 0, id, error);
+  ASSERT_TRUE(comm) << error;
+  std::vector<float> values = {0, 1, 2, 3, 4};
+  float *src = onGpu(values);
+  auto *dst = static_cast<float *>(cuda::allocate(5 * 4));
+  ASSERT_TRUE(bool(comm->allGatherV(src, dst, {5}, TPRT_F32, 1, "test")));
+  EXPECT_EQ(fromGpu(dst, 5), values);
+  ASSERT_TRUE(bool(cuda::copy(dst, std::vector<float>(5, -1).data(), 20)));
+  ASSERT_TRUE(bool(comm->reduceScatterV(src, dst, {5}, TPRT_F32, 1, "test")));
+  EXPECT_EQ(fromGpu(dst, 5), values);
+  ASSERT_TRUE(bool(comm->allGatherV(src, dst, {0}, TPRT_F32, 1, "test")));
+  cuda::release(src);
+  cuda::release(dst);
+}
+
 // Two ranks as threads sharing the GPU: the host communicator works on host
 // copies of the device buffers (tprt_cuda_* stage them).
 TEST(Cuda, ThreadRanksStageCollectivesThroughHost) {

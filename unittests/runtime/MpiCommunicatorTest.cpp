@@ -26,6 +26,10 @@ TEST(MpiCommunicator, EveryCollectiveDtypeAndGroup) {
   checkEveryCollective(onThisRank, worldMesh);
 }
 
+TEST(MpiCommunicator, UnevenBlocks) {
+  checkUnevenCollectives(onThisRank, worldMesh);
+}
+
 /// `--timeout-path`: rank 1 never joins the all_reduce; rank 0 must give up
 /// after its 0.5 s timeout with a message naming it and the collective.
 int timeoutPath() {

@@ -16,6 +16,8 @@
 
 #include <chrono>
 #include <memory>
+#include <string>
+#include <vector>
 
 namespace tprt {
 
@@ -50,8 +52,27 @@ public:
                                int64_t chunk, int32_t dtype, int64_t axesMask,
                                const std::string &what) = 0;
 
+  /// all_gather of unequal blocks, as an uneven split leaves them
+  /// (torch.chunk's sizes: a member may hand nothing): member i of the group
+  /// hands counts[i] elements; dst receives every block, packed in group
+  /// order. Each block is padded to the largest, gathered, then packed.
+  Status allGatherV(const void *src, void *dst,
+                    const std::vector<int64_t> &counts, int32_t dtype,
+                    int64_t axesMask, const std::string &what);
+  /// reduce_scatter into unequal blocks: src holds every member's block,
+  /// packed in group order (counts[i] elements each); dst receives this
+  /// member's block summed over the group.
+  Status reduceScatterV(const void *src, void *dst,
+                        const std::vector<int64_t> &counts, int32_t dtype,
+                        int64_t axesMask, const std::string &what);
+
 protected:
   Communicator(int rank, Mesh mesh) : rank_(rank), mesh_(std::move(mesh)) {}
+  /// Scratch memory and copies of the kind the collectives take: host by
+  /// default, GPU memory for NCCL.
+  virtual void *allocateScratch(size_t bytes);
+  virtual void releaseScratch(void *ptr);
+  virtual Status copyBytes(void *dst, const void *src, size_t bytes);
   int rank_;
   Mesh mesh_;
   std::chrono::milliseconds timeout_{60000};

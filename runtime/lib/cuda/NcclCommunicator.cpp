@@ -14,6 +14,7 @@
 #include "tprt/DType.h"
 
 #include <cstring>
+#include <algorithm>
 #include <map>
 #include <nccl.h>
 #include <thread>
@@ -133,6 +134,16 @@ public:
       s = wait(what);
     cuda::release(tmp);
     return s;
+  }
+
+protected:
+  // allGatherV / reduceScatterV pad and pack in GPU memory.
+  void *allocateScratch(size_t bytes) override {
+    return cuda::allocate(std::max<size_t>(bytes, 1));
+  }
+  void releaseScratch(void *ptr) override { cuda::release(ptr); }
+  Status copyBytes(void *dst, const void *src, size_t bytes) override {
+    return bytes ? cuda::copy(dst, src, bytes) : Status::ok();
   }
 
 private:

@@ -188,8 +188,8 @@ void tp::registerTPPipelines() {
   PassPipelineRegistration<ShardingPipelineOptions>(
       "tp-sharding-pipeline",
       "Plan, propagate, partition and lower to linalg: the per-device "
-      "program (tp-apply-plan, tp-propagate-sharding, tp-partition, "
-      "tp-lower-to-linalg)",
+      "program (tp-apply-plan, tp-propagate-sharding, tp-pad-uneven, "
+      "tp-partition, tp-lower-to-linalg)",
       [](OpPassManager &pm, const ShardingPipelineOptions &o) {
         TPApplyPlanOptions plan;
         plan.planFile = o.plan;

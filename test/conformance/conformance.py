@@ -5,7 +5,8 @@ For every case (a model.onnx and test_data_set_*/ folders): compile it for
 the CPU with tp-compile, run it on 1 rank with tp-run --test-data against
 every data set (ONNX's default tolerances: rtol 1e-3, atol 1e-7), and again
 on 2 ranks with data parallelism (the leading dim of every input and output
-split over dp=2) where it divides. Each case is classified:
+split over dp=2, unevenly where it is odd: torch.chunk's blocks). Each
+case is classified:
 
   pass         every output of every data set matches
   fail         compiled but an output differs or the run failed
@@ -212,7 +213,7 @@ def main():
     print(f"1 rank:  {totals['pass']} pass, {totals['fail']} fail, "
           f"{totals['unsupported']} unsupported of {len(results)}")
     print(f"2 ranks (dp=2): {totals2['pass']} pass, {totals2['fail']} fail, "
-          f"{totals2['n/a']} n/a (batch does not divide or 1 rank unsupported) of {len(results)}")
+          f"{totals2['n/a']} n/a (1 rank unsupported, or the split refused) of {len(results)}")
     for key, r in sorted(results.items()):
         if r["1"] == "fail" or r["dp2"] == "fail":
             which = "1 rank" if r["1"] == "fail" else "dp2"
@@ -265,7 +266,8 @@ def write_markdown(args, results, totals, totals2):
         "`pytorch-operator/`, `simple/`) compiled by `tp-compile` and run by",
         "`tp-run --test-data` on 1 rank, and on 2 ranks with data parallelism",
         "(`--mesh dp=2 --data-parallel dp`: every input's and output's leading",
-        "dim split) where it divides; outputs compared elementwise with ONNX's",
+        "dim split, unevenly where it is odd, as torch.chunk splits); outputs",
+        "compared elementwise with ONNX's",
         "default tolerances (rtol 1e-3, atol 1e-7). A graph input that tp needs",
         "as a constant (TopK's K, Reshape's shape, Resize's sizes: the error",
         "names it) is bound to the data set's value with",

@@ -21,21 +21,6 @@ using namespace mlir::tp;
 
 namespace {
 
-/// `*` stands for one module path part.
-bool matchesPattern(StringRef pattern, StringRef module) {
-  std::string regex = "^";
-  for (char c : pattern) {
-    if (c == '*')
-      regex += "[^.]+";
-    else if (StringRef(".[]()+?^$\\|{}").contains(c))
-      regex += std::string("\\") + c;
-    else
-      regex += c;
-  }
-  regex += "$";
-  return llvm::Regex(regex).match(module);
-}
-
 /// How a weight is used: by a matmul as its right operand (Linear) or by a
 /// gather as its table (Embedding), and which of its dims are the output
 /// features and the input features / vocabulary.
@@ -82,18 +67,6 @@ findWeightUse(Value v, SmallVector<int64_t> dims,
     }
   }
   return best;
-}
-
-/// The PyTorch names of weight argument `i`: the importer's tp.torch_names
-/// (several for a tied weight), else its ONNX name.
-SmallVector<StringRef> pytorchNames(func::FuncOp func, unsigned i) {
-  SmallVector<StringRef> names;
-  if (auto torch = func.getArgAttrOfType<ArrayAttr>(i, "tp.torch_names"))
-    for (Attribute n : torch)
-      names.push_back(cast<StringAttr>(n).getValue());
-  else
-    names.push_back(func.getArgAttrOfType<StringAttr>(i, "tp.param").getValue());
-  return names;
 }
 
 struct Annotation {
@@ -350,7 +323,14 @@ LogicalResult PlanApplier::applyEntry(const PlanEntry &e) {
     for (Operation *user : w.getUsers())
       if (auto c = dyn_cast<ConvOp>(user); c && c.getFilter() == w && !conv)
         conv = c;
-    if (conv) {
+    auto fused = func.getArgAttrOfType<DenseI64ArrayAttr>(*weight,
+                                                           "tp.fused_view");
+    if (fused) {
+      // A fused projection's view (tp-split-fused-projections): colwise
+      // splits every part's output features, the bias's too.
+      dim = colwise ? fused[1] : fused[2];
+      splitBias = colwise;
+    } else if (conv) {
       if (conv.getGroup() != 1)
         return error() << where << " (" << e.source << "): '" << module
                        << ".weight' is the filter of a grouped convolution "
@@ -379,11 +359,14 @@ LogicalResult PlanApplier::applyEntry(const PlanEntry &e) {
       return failure();
     if (std::optional<unsigned> bias = paramNamed("bias")) {
       TensorSharding &b = annotate(*bias);
+      // A fused bias's view is [parts, out / parts].
+      int64_t biasDim =
+          func.getArgAttr(*bias, "tp.fused_view") ? 1 : 0;
       if (splitBias)
         if (failed(shardDim(b,
                             cast<RankedTensorType>(
                                 func.getArgument(*bias).getType()),
-                            0, *axis, "'" + module + ".bias'", where)))
+                            biasDim, *axis, "'" + module + ".bias'", where)))
           return failure();
     }
   }
@@ -601,12 +584,8 @@ struct TPApplyPlanPass : tp::impl::TPApplyPlanBase<TPApplyPlanPass> {
     if (!meshSpec.empty())
       if (auto err = parseMeshSpec(llvm::join(meshSpec, ","), plan))
         return fail(*err);
-    for (const std::string &entry : entries) {
-      auto [pattern, style] = StringRef(entry).split('=');
-      if (pattern.empty() || style.empty())
-        return fail("--plan-entry expects module=style, got '" + entry + "'");
-      plan.setEntry({pattern.str(), style.str(), "--plan-entry"});
-    }
+    if (auto err = addEntries(entries, plan))
+      return fail(*err);
     if (!dataParallel.empty())
       plan.dataParallel = dataParallel;
     for (const std::string &s : inputs)

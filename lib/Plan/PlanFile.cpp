@@ -6,6 +6,8 @@
 //===----------------------------------------------------------------------===//
 #include "tp/Plan/Plan.h"
 
+#include "llvm/Support/Regex.h"
+
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/ADT/STLExtras.h"
@@ -203,4 +205,39 @@ int64_t tp::batchNormGroups(const Plan &plan) {
     if (axis == plan.dataParallel)
       return size;
   return 1;
+}
+
+bool tp::matchesPattern(StringRef pattern, StringRef module) {
+  std::string regex = "^";
+  for (char c : pattern) {
+    if (c == '*')
+      regex += "[^.]+";
+    else if (StringRef(".[]()+?^$\\|{}").contains(c))
+      regex += std::string("\\") + c;
+    else
+      regex += c;
+  }
+  regex += "$";
+  return llvm::Regex(regex).match(module);
+}
+
+std::optional<std::string> tp::addEntries(ArrayRef<std::string> entries,
+                                          Plan &plan) {
+  for (const std::string &entry : entries) {
+    auto [pattern, style] = StringRef(entry).split('=');
+    if (pattern.empty() || style.empty())
+      return "--plan-entry expects module=style, got '" + entry + "'";
+    plan.setEntry({pattern.str(), style.str(), "--plan-entry"});
+  }
+  return std::nullopt;
+}
+
+SmallVector<StringRef> tp::pytorchNames(func::FuncOp func, unsigned i) {
+  SmallVector<StringRef> names;
+  if (auto torch = func.getArgAttrOfType<ArrayAttr>(i, "tp.torch_names"))
+    for (Attribute n : torch)
+      names.push_back(cast<StringAttr>(n).getValue());
+  else
+    names.push_back(func.getArgAttrOfType<StringAttr>(i, "tp.param").getValue());
+  return names;
 }

@@ -63,6 +63,19 @@ std::vector<TensorInfo> tp::describeSignature(func::FuncOp func) {
     add(func.getArgAttrDict(i), func.getArgumentTypes()[i], "input", i);
   for (unsigned i = 0; i < func.getNumResults(); ++i)
     add(func.getResultAttrDict(i), func.getResultTypes()[i], "output", i);
+  // A weight read as a view keeps its ONNX dims, and so do its gradient
+  // (grad_<name>) and its update (named as the weight).
+  llvm::StringMap<SmallVector<int64_t>> onnxShapes;
+  for (unsigned i = 0; i < func.getNumArguments(); ++i)
+    if (auto dims = func.getArgAttrOfType<DenseI64ArrayAttr>(i, "tp.onnx_shape"))
+      onnxShapes[infos[i].name].assign(dims.asArrayRef().begin(),
+                                       dims.asArrayRef().end());
+  for (TensorInfo &info : infos) {
+    StringRef name = info.name;
+    name.consume_front("grad_");
+    if (auto it = onnxShapes.find(name); it != onnxShapes.end())
+      info.onnxShape = it->second;
+  }
   return infos;
 }
 
@@ -129,6 +142,8 @@ tp::buildManifest(ModuleOp module, func::FuncOp func,
         {"sharding", shardingJson(sharding, info.shape.size())}};
     if (!info.torchName.empty() && info.torchName != info.name)
       entry["torch_name"] = info.torchName;
+    if (!info.onnxShape.empty())
+      entry["onnx_shape"] = llvm::json::Array(info.onnxShape);
     (isArg ? args : results).push_back(std::move(entry));
   }
 

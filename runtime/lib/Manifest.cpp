@@ -121,6 +121,17 @@ Status ManifestParser::readTensor(const llvm::json::Value &v,
     return s;
   if (Status s = readSizes(*o, "local_shape", what, t.localShape); !s)
     return s;
+  if (o->get("onnx_shape")) {
+    if (Status s = readSizes(*o, "onnx_shape", what, t.onnxShape); !s)
+      return s;
+    int64_t n = 1;
+    for (int64_t d : t.onnxShape)
+      n *= d;
+    if (n != t.numElements())
+      return bad(what + ": onnx_shape " + formatShape(t.onnxShape) +
+                 " does not hold the elements of shape " +
+                 formatShape(t.shape));
+  }
   const llvm::json::Array *sharding = o->getArray("sharding");
   if (!sharding || sharding->size() != t.shape.size() ||
       t.localShape.size() != t.shape.size())

@@ -360,6 +360,17 @@ int main(int argc, char **argv) {
     return 0;
   }
 
+  if (!planFile.empty() || !planEntries.empty()) {
+    // Fused projections the plan splits colwise get Megatron's strided
+    // split; before autodiff, so that the backward pass is the split one's.
+    tp::TPSplitFusedProjectionsOptions fused;
+    fused.planFile = planFile;
+    fused.entries.assign(planEntries.begin(), planEntries.end());
+    PassManager pm(&context);
+    pm.addPass(tp::createTPSplitFusedProjections(fused));
+    if (failed(pm.run(*module)))
+      return 1;
+  }
   if (train) {
     progress("generating the training step (tp-autodiff)");
     tp::TPAutodiffOptions autodiff;

@@ -594,6 +594,9 @@ int main(int argc, char **argv) {
     a.dtype = t.dtype;
     a.shape = t.shape;
     a.data.resize(t.numElements() * dtypeSize(t.dtype));
+    // A weight read as a view is reported in its ONNX dims.
+    if (!t.onnxShape.empty())
+      a.shape = t.onnxShape;
     size_t bytes = states[0].results[i].size();
     if (nccl && !mpi) {
 #ifdef TPRT_HAVE_CUDA

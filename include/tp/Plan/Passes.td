@@ -35,4 +35,31 @@ def TPApplyPlan : Pass<"tp-apply-plan", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::shard::ShardDialect"];
 }
 
+def TPSplitFusedProjections
+    : Pass<"tp-split-fused-projections", "::mlir::ModuleOp"> {
+  let summary = "Give a colwise fused projection (q, k, v in one weight) "
+                "Megatron's strided split";
+  let description = [{
+    Runs on the imported forward graph, before tp-autodiff and
+    tp-apply-plan, for the plan's colwise entries. A weight read by one
+    matmul (directly, [in, out], or transposed, a Linear's [out, in]),
+    plus its bias, whose output is only sliced along its last dim into
+    equal parts (GPT-2's c_attn split into q, k and v) becomes a view of
+    the same bytes with the parts as a dim of their own, and the matmul
+    one matmul per part on its slice of the view. tp-apply-plan's colwise
+    split of the view then gives each device its block of every part
+    (DTensor's _StridedShard), so that the parts, the head reshape and the
+    attention stay local: a fused block has the collectives of Megatron's
+    unfused one. The arguments record `tp.fused_view` (parts, out dim, in
+    dim) and `tp.onnx_shape` (the initializer's dims, which the runtime
+    reads and writes).
+  }];
+  let options = [
+    Option<"planFile", "plan", "std::string", "\"\"",
+           "Plan file (JSON)">,
+    ListOption<"entries", "entry", "std::string",
+               "Plan entries module=style[@axis], e.g. c_attn=colwise">,
+  ];
+}
+
 #endif // TP_PLAN_PASSES_TD

@@ -17,6 +17,8 @@
 
 #include "mlir/Support/LLVM.h"
 #include <optional>
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
 #include <string>
 #include <vector>
 
@@ -58,6 +60,18 @@ std::optional<std::string> parseMeshSpec(StringRef spec, Plan &plan);
 std::optional<std::string>
 parseAssignment(StringRef spec, StringRef what,
                 std::vector<std::pair<std::string, std::string>> &into);
+
+/// `*` in a plan pattern stands for one module path part.
+bool matchesPattern(StringRef pattern, StringRef module);
+
+/// The PyTorch names of weight argument `i` of the imported function: the
+/// importer's tp.torch_names (several for a tied weight), else its ONNX name.
+SmallVector<StringRef> pytorchNames(func::FuncOp func, unsigned i);
+
+/// Adds `--plan-entry` style entries (module=style[@axis]) to `plan`;
+/// returns an error message for one without '='.
+std::optional<std::string> addEntries(ArrayRef<std::string> entries,
+                                      Plan &plan);
 
 /// How many groups of the batch training-mode BatchNormalization takes its
 /// statistics over: the data-parallel axis's size (DDP: each rank its own),

@@ -29,6 +29,9 @@ struct TensorInfo {
   std::string dtype; // f32, f16, bf16, f64, i64, i32, i1
   /// A weight's PyTorch name where the exporter renamed it (tp.torch_names).
   std::string torchName;
+  /// The ONNX initializer's dims of a weight the program reads as a view
+  /// (tp.onnx_shape), and of its gradient and update; else empty.
+  SmallVector<int64_t> onnxShape;
 };
 
 /// The global signature of the imported function (before partition).

@@ -18,6 +18,10 @@ struct TensorSpec {
   std::string torchName;
   int32_t dtype = -1;
   std::vector<int64_t> shape, localShape;
+  /// The ONNX initializer's dims where the program reads the same bytes in
+  /// another shape (a fused projection's view); empty otherwise. Outputs,
+  /// gradients and saved weights take these dims.
+  std::vector<int64_t> onnxShape;
   /// Per dim, the mesh axes (indices, major first) splitting it.
   std::vector<std::vector<int>> sharding;
 

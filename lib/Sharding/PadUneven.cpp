@@ -13,10 +13,12 @@
 // agree on where the padding lies inside a compound dim. Padding holds
 // whatever the ops compute from it; an op that reduces over a padded factor
 // (a contraction, a sum or mean, a softmax) first selects its neutral
-// element there (a select, so that inf or NaN in the padding cannot leak),
-// and a mean divides by the real count. Where a value is produced with one
-// padding and read with another (or none), a whole-dim slice cuts the
-// padding off and a concat with zeros adds the new one.
+// element there (a select, so that inf or NaN in the padding cannot leak).
+// Where a value is produced with one padding and read with another (or
+// none), a whole-dim slice cuts the padding off and a concat with zeros
+// adds the new one. The padding is recorded (`tp.padded_dims`): tp-partition
+// reads the real sizes from it where they matter (a mean's count, a
+// vocab-parallel lookup's negative ids, the report's bytes).
 //
 //===----------------------------------------------------------------------===//
 #include "tp/Dialect/TP/IR/TPOps.h"
@@ -363,22 +365,6 @@ LogicalResult Padder::padOp(Operation *op) {
       return failure();
     op->setOperand(i, *c);
   }
-  // Negative ids count from the end of the real table, not of its padding.
-  if (auto gather = dyn_cast<GatherOp>(op);
-      gather && isPadded(pads.operands[0][gather.getAxis()])) {
-    b.setInsertionPoint(op);
-    Value ids = gather.getIndices();
-    TensorSharding idsLayout = layoutOf(
-        op, kInShardingsAttr, 1, cast<RankedTensorType>(ids.getType()).getRank());
-    WhereOp wrapped = wrapNegativeIndices(
-        b, op->getLoc(), ids, realSize(pads.operands[0][gather.getAxis()]));
-    TensorSharding scalar = TensorSharding::replicated(0);
-    setAttrs(wrapped, {idsLayout, idsLayout, idsLayout}, idsLayout);
-    for (Value part : {wrapped.getCondition(), wrapped.getLhs()})
-      setAttrs(part.getDefiningOp(), {idsLayout, scalar}, idsLayout);
-    padding[wrapped] = padding[ids];
-    gather.getIndicesMutable().assign(wrapped);
-  }
   // Padding that a reduction would count: neutral elements instead.
   if (rule) {
     SmallVector<int> reduced = reducedFactors(op, *rule);
@@ -426,37 +412,6 @@ LogicalResult Padder::padOp(Operation *op) {
       if (isPadded(pads.operands[0][d]))
         limits[d] = in.getDimSize(d);
     slice.setLimits(limits);
-  }
-  if (auto mean = dyn_cast<ReduceMeanOp>(op)) {
-    // The mean of the real elements: their sum over their count.
-    int64_t count = 1;
-    bool padded = false;
-    for (int64_t axis : mean.getAxes()) {
-      count *= realSize(pads.operands[0][axis]);
-      padded |= isPadded(pads.operands[0][axis]);
-    }
-    if (padded) {
-      b.setInsertionPoint(op);
-      auto type = cast<RankedTensorType>(mean.getType());
-      auto sum = ReduceSumOp::create(b, op->getLoc(), type, mean.getInput(),
-                                     mean.getAxesAttr(), mean.getKeepdimsAttr());
-      sum->setAttrs(op->getAttrDictionary());
-      auto scalarType = RankedTensorType::get({}, type.getElementType());
-      Value scale = ConstantOp::create(
-          b, op->getLoc(),
-          DenseElementsAttr::get(
-              scalarType, b.getFloatAttr(type.getElementType(), 1.0 / count)));
-      auto scaled = MulOp::create(b, op->getLoc(), type, sum, scale);
-      TensorSharding out = layoutOf(op, kOutShardingsAttr, 0, type.getRank());
-      setAttrs(scaled, {out, TensorSharding::replicated(0)}, out);
-      padding[sum] = padding[scaled] = pads.results[0];
-      // Later ops read the product instead of the mean: as the mean.
-      globalTypes[sum] = globalTypes[scaled] = globalTypes[mean.getResult()];
-      record(sum);
-      record(scaled);
-      mean.getResult().replaceAllUsesWith(scaled.getResult());
-      op->erase();
-    }
   }
   return success();
 }

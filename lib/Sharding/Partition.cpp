@@ -50,6 +50,10 @@ private:
   }
   FailureOr<TensorSharding> read(Attribute attr, Value v, Location loc);
   Value reshard(Value global, const TensorSharding &to, Location loc);
+  /// How tp-pad-uneven padded `global` (std::nullopt where it did not).
+  std::optional<TensorPadding> paddingOf(Value global);
+  /// `global`'s shape without its padding.
+  SmallVector<int64_t> realShape(Value global);
   /// Notes on a collective of a padded value the real elements each rank
   /// hands to it (for the report).
   void notePadding(Operation *collective, Value global,
@@ -84,15 +88,27 @@ FailureOr<TensorSharding> Partitioner::read(Attribute attr, Value v,
   return s;
 }
 
-void Partitioner::notePadding(Operation *collective, Value global,
-                              const TensorSharding &in) {
+std::optional<TensorPadding> Partitioner::paddingOf(Value global) {
   Attribute padding;
   if (auto arg = dyn_cast<BlockArgument>(global))
     padding = func.getArgAttr(arg.getArgNumber(), kPaddedDimsAttr);
   else if (auto list = global.getDefiningOp()->getAttrOfType<ArrayAttr>(
                kPaddedDimsAttr))
     padding = list[cast<OpResult>(global).getResultNumber()];
-  std::optional<TensorPadding> blocks = paddingFromAttr(padding);
+  return paddingFromAttr(padding);
+}
+
+SmallVector<int64_t> Partitioner::realShape(Value global) {
+  SmallVector<int64_t> shape(globalType(global).getShape());
+  if (std::optional<TensorPadding> padding = paddingOf(global))
+    for (auto [d, dim] : llvm::enumerate(*padding))
+      shape[d] = realSize(dim);
+  return shape;
+}
+
+void Partitioner::notePadding(Operation *collective, Value global,
+                              const TensorSharding &in) {
+  std::optional<TensorPadding> blocks = paddingOf(global);
   if (!blocks)
     return;
   SmallVector<int64_t> real;
@@ -339,10 +355,10 @@ LogicalResult Partitioner::partitionOp(Operation *op) {
           b, loc, b.getI64Type(), arith::MulIOp::create(b, loc, idx, rows));
       Value offsetTensor = tensor::FromElementsOp::create(
           b, loc, RankedTensorType::get({}, b.getI64Type()), offset);
-      // Negative ids count from the end of the whole table.
+      // Negative ids count from the end of the whole table (its real rows,
+      // when it is padded).
       Value ids = wrapNegativeIndices(
-          b, loc, operands[1],
-          globalType(gather.getData()).getDimSize(gather.getAxis()));
+          b, loc, operands[1], realShape(gather.getData())[gather.getAxis()]);
       newOp = MaskedGatherOp::create(b, loc, types[0], operands[0], ids,
                                      offsetTensor, gather.getAxis());
     }
@@ -367,9 +383,10 @@ LogicalResult Partitioner::partitionOp(Operation *op) {
   } else if (auto mean = dyn_cast<ReduceMeanOp>(op);
              mean && !outLayouts[0].partial.empty()) {
     // Over split dims each device sums its part; dividing by the global
-    // count makes the partial sums add up to the mean.
+    // count (of real elements: tp-pad-uneven zeroed the padding) makes the
+    // partial sums add up to the mean.
     int64_t count =
-        reducedCount(globalType(mean.getInput()).getShape(), mean.getAxes());
+        reducedCount(realShape(mean.getInput()), mean.getAxes());
     auto type = cast<RankedTensorType>(types[0]);
     Value sum = ReduceSumOp::create(b, loc, type, operands[0],
                                     mean.getAxesAttr(), mean.getKeepdimsAttr());

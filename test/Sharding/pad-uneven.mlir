@@ -3,6 +3,7 @@
 // element first; a mean divides by the real count; a value read with other
 // padding is cut and re-padded on a whole dim.
 // RUN: tp-opt %s -split-input-file -verify-diagnostics --tp-pad-uneven | FileCheck %s
+// RUN: tp-opt %s -split-input-file -verify-diagnostics --tp-pad-uneven --tp-partition | FileCheck %s --check-prefix=PART
 
 // A rowwise contraction over 10 split 3 ways (4 + 4 + 2): both operands
 // padded to 12 and their padding zeroed, so that junk (even inf or NaN)
@@ -23,16 +24,21 @@ func.func @rowwise_contraction(%x: tensor<4x10xf32> {tp.sharding = #tp.sharding<
 
 // -----
 
-// A mean over a batch of 6 split over dp=4 (2 + 2 + 2 + 0): the sum of the
-// real rows times 1/6, not the mean of 8 places.
+// A mean over a batch of 6 split over dp=4 (2 + 2 + 2 + 0): the padding
+// rows zeroed, then (tp-partition, from the recorded padding) each device's
+// sum times 1/6, not the mean of 8 places; the partial means all-reduced.
 // CHECK-LABEL: func.func @mean_over_padded_batch
 // CHECK-SAME: (%[[X:.*]]: tensor<8x5xf32>
 // CHECK: %[[XM:.*]] = tp.where %{{.*}}, %[[X]], %{{.*}} : tensor<8x1xi1>, tensor<8x5xf32>, tensor<f32> -> tensor<8x5xf32>
-// CHECK: %[[S:.*]] = tp.reduce_sum %[[XM]] {axes = array<i64: 0>, keepdims = false{{.*}}} : tensor<8x5xf32> -> tensor<5xf32>
-// CHECK: %[[SCALE:.*]] = tp.constant dense<0.166666672> : tensor<f32>
-// CHECK: %[[M:.*]] = tp.mul %[[S]], %[[SCALE]]
-// CHECK-NOT: tp.reduce_mean
+// CHECK: %[[M:.*]] = tp.reduce_mean %[[XM]] {axes = array<i64: 0>, keepdims = false{{.*}}} : tensor<8x5xf32> -> tensor<5xf32>
 // CHECK: return {{.*}}%[[M]]
+// PART-LABEL: func.func @mean_over_padded_batch
+// PART-SAME: (%[[X:.*]]: tensor<2x5xf32>
+// PART: %[[XM:.*]] = tp.where %{{.*}}, %[[X]], %{{.*}} : tensor<2x1xi1>, tensor<2x5xf32>, tensor<f32> -> tensor<2x5xf32>
+// PART: %[[S:.*]] = tp.reduce_sum %[[XM]] {axes = array<i64: 0>, keepdims = false} : tensor<2x5xf32> -> tensor<5xf32>
+// PART: %[[SCALE:.*]] = tp.constant dense<0.166666672> : tensor<f32>
+// PART: %[[M:.*]] = tp.mul %[[S]], %[[SCALE]]
+// PART: shard.all_reduce %[[M]] on @mesh grid_axes = [0]
 shard.grid @mesh(shape = 4) {tp.axis_names = ["dp"]}
 func.func @mean_over_padded_batch(%x: tensor<6x5xf32> {tp.sharding = #tp.sharding<[{"dp"}, {}]>}) -> (tensor<5xf32> {tp.sharding = #tp.sharding<[{}]>}) {
   %m = tp.reduce_mean %x {axes = array<i64: 0>, keepdims = false, tp.in_shardings = [#tp.sharding<[{"dp"}, {}]>], tp.out_shardings = [#tp.sharding<[{}], partial = {"dp"}>]} : tensor<6x5xf32> -> tensor<5xf32>
@@ -85,4 +91,21 @@ func.func @padding_inside_a_dim(%x: tensor<2x5xf32> {tp.sharding = #tp.sharding<
   // expected-error @+1 {{cannot lay out tp.reshape dim 0 (2 x 5 padded to 6) as 10: an uneven split inside a reshaped dim is not supported; make the split even or keep that dim whole in the plan}}
   %n = tp.neg %r {tp.in_shardings = [#tp.sharding<[{}]>], tp.out_shardings = [#tp.sharding<[{}]>]} : tensor<10xf32>
   return {tp.in_shardings = [#tp.sharding<[{}]>]} %n : tensor<10xf32>
+}
+
+// -----
+
+// A vocab-parallel lookup in a table of 5 rows split 2 ways (padded to 6):
+// negative ids count from the end of the 5 real rows (id + 5), not of the
+// 6 places.
+// CHECK-LABEL: func.func @lookup_in_padded_table
+// CHECK-SAME: tensor<6x4xf32>
+// PART-LABEL: func.func @lookup_in_padded_table
+// PART: %[[FIVE:.*]] = tp.constant dense<5> : tensor<i64>
+// PART: %[[WRAPPED:.*]] = tp.add %{{.*}}, %[[FIVE]]
+// PART: tp.masked_gather %{{.*}}, %{{.*}}, %{{.*}} {axis = 0 : i64} : tensor<3x4xf32>
+shard.grid @mesh(shape = 2) {tp.axis_names = ["tp"]}
+func.func @lookup_in_padded_table(%table: tensor<5x4xf32> {tp.sharding = #tp.sharding<[{"tp"}, {}]>}, %ids: tensor<3xi64> {tp.sharding = #tp.sharding<[{}]>}) -> (tensor<3x4xf32> {tp.sharding = #tp.sharding<[{}, {}]>}) {
+  %e = tp.gather %table, %ids {axis = 0 : i64, tp.in_shardings = [#tp.sharding<[{"tp"}, {}]>, #tp.sharding<[{}]>], tp.out_shardings = [#tp.sharding<[{}, {}], partial = {"tp"}>]} : tensor<5x4xf32>, tensor<3xi64> -> tensor<3x4xf32>
+  return {tp.in_shardings = [#tp.sharding<[{}, {}]>]} %e : tensor<3x4xf32>
 }

@@ -32,9 +32,11 @@ def TPPadUneven : Pass<"tp-pad-uneven", "::mlir::ModuleOp"> {
     sharding rule, so that reshapes, contractions and elementwise ops agree
     on where the padding lies; reductions over a padded factor (matmul's
     contraction, ReduceSum / ReduceMean, a conv's input channels, a softmax
-    axis) first select their neutral element in the padding, and a mean
-    divides by the real count. A value produced with one padding and read
-    with another is cut and re-padded on a whole dim. Function arguments
+    axis) first select their neutral element in the padding. A value
+    produced with one padding and read with another is cut and re-padded
+    on a whole dim. The padding is recorded (`tp.padded_dims`), from which
+    tp-partition takes real sizes: a mean's count, a vocab-parallel
+    lookup's negative ids, the report's per-rank bytes. Function arguments
     and results take padded types; the runtime reads and writes only the
     real elements of each block.
   }];

@@ -132,18 +132,8 @@ LogicalResult PlanApplier::buildMesh() {
 }
 
 void PlanApplier::collectModules() {
-  // A weight belongs to the module of each of its PyTorch names (a tied
-  // weight to several); the importer recorded them as tp.torch_names.
-  for (unsigned i = 0; i < func.getNumArguments(); ++i) {
-    auto param = func.getArgAttrOfType<StringAttr>(i, "tp.param");
-    if (!param)
-      continue;
-    for (StringRef name : pytorchNames(func, i)) {
-      auto [module, leaf] = name.rsplit('.');
-      if (!leaf.empty() && !llvm::is_contained(paramModules[module], i))
-        paramModules[module].push_back(i);
-    }
-  }
+  // The importer recorded each weight's PyTorch names as tp.torch_names.
+  paramModules = weightsByModule(func);
   ModuleTree tree = ModuleTree::build(func);
   func.walk([&](Operation *op) {
     // Ops the importer placed at the function's location (the model file's
@@ -250,12 +240,8 @@ LogicalResult PlanApplier::applyEntry(const PlanEntry &e) {
   std::string origin = where + " (" + e.source + ")";
   for (const std::string &module : matched) {
     SmallVector<unsigned> params = paramModules.lookup(module);
-    auto paramNamed = [&](StringRef leaf) -> std::optional<unsigned> {
-      std::string want = module + "." + leaf.str();
-      for (unsigned i : params)
-        if (llvm::is_contained(pytorchNames(func, i), want))
-          return i;
-      return std::nullopt;
+    auto paramNamed = [&](StringRef leaf) {
+      return moduleWeight(func, params, module, leaf);
     };
     auto annotate = [&](unsigned arg) -> TensorSharding & {
       auto type = cast<RankedTensorType>(func.getArgument(arg).getType());

@@ -47,11 +47,9 @@ struct FusedProjection {
   int64_t parts = 0, out = 0;
 };
 
-Value singleUser(Value v, Operation *&user) {
-  if (!v.hasOneUse())
-    return {};
-  user = *v.getUsers().begin();
-  return v;
+/// The only user of `v`, or null.
+Operation *soleUser(Value v) {
+  return v.hasOneUse() ? *v.getUsers().begin() : nullptr;
 }
 
 std::optional<FusedProjection> match(func::FuncOp func, unsigned weight,
@@ -62,23 +60,22 @@ std::optional<FusedProjection> match(func::FuncOp func, unsigned weight,
   auto wType = cast<RankedTensorType>(w.getType());
   if (wType.getRank() != 2)
     return std::nullopt;
-  Operation *user;
-  if (!singleUser(w, user))
-    return std::nullopt;
+  Operation *user = soleUser(w);
   Value rhs = w;
-  if (auto t = dyn_cast<TransposeOp>(user)) {
-    if (t.getPerm() != ArrayRef<int64_t>{1, 0} || !singleUser(t, user))
+  if (auto t = dyn_cast_or_null<TransposeOp>(user)) {
+    if (t.getPerm() != ArrayRef<int64_t>{1, 0})
       return std::nullopt;
     f.transpose = t;
     rhs = t;
+    user = soleUser(t);
   }
-  f.matmul = dyn_cast<MatMulOp>(user);
+  f.matmul = dyn_cast_or_null<MatMulOp>(user);
   if (!f.matmul || f.matmul.getRhs() != rhs || f.matmul.getLhs() == rhs)
     return std::nullopt;
   f.out = cast<RankedTensorType>(rhs.getType()).getShape().back();
   Value v = f.matmul;
-  if (bias && singleUser(v, user))
-    if (auto add = dyn_cast<AddOp>(user);
+  if (bias)
+    if (auto add = dyn_cast_or_null<AddOp>(soleUser(v));
         add && (add.getLhs() == func.getArgument(*bias) ||
                 add.getRhs() == func.getArgument(*bias)) &&
         cast<RankedTensorType>(func.getArgument(*bias).getType()).getRank() ==
@@ -87,14 +84,12 @@ std::optional<FusedProjection> match(func::FuncOp func, unsigned weight,
       f.bias = bias;
       v = add;
     }
-  while (singleUser(v, user))
-    if (auto r = dyn_cast<ReshapeOp>(user);
-        r && r.getType().getShape().back() == f.out) {
-      f.reshapes.push_back(r);
-      v = r;
-    } else {
+  while (auto r = dyn_cast_or_null<ReshapeOp>(soleUser(v))) {
+    if (r.getType().getShape().back() != f.out)
       break;
-    }
+    f.reshapes.push_back(r);
+    v = r;
+  }
   // Every user slices the last dim, whole elsewhere; the slices tile it
   // into equal parts.
   auto shape = cast<RankedTensorType>(v.getType()).getShape();
@@ -225,24 +220,17 @@ struct TPSplitFusedProjectionsPass
       (void)readPlanFile(planFile, plan);
     (void)addEntries(entries, plan);
     for (auto func : getOperation().getOps<func::FuncOp>()) {
-      // Module path -> its weight arguments by leaf name.
-      llvm::StringMap<llvm::StringMap<unsigned>> modules;
-      for (unsigned i = 0; i < func.getNumArguments(); ++i)
-        if (func.getArgAttr(i, "tp.param"))
-          for (StringRef name : pytorchNames(func, i)) {
-            auto [module, leaf] = name.rsplit('.');
-            modules[module][leaf] = i;
-          }
+      llvm::StringMap<SmallVector<unsigned>> modules = weightsByModule(func);
       for (const PlanEntry &e : plan.entries) {
         if (StringRef(e.style).split('@').first != "colwise")
           continue;
         for (auto &[module, params] : modules) {
-          if (!matchesPattern(e.pattern, module) || !params.count("weight"))
+          std::optional<unsigned> weight =
+              moduleWeight(func, params, module, "weight");
+          if (!matchesPattern(e.pattern, module) || !weight)
             continue;
-          std::optional<unsigned> bias;
-          if (params.count("bias"))
-            bias = params.lookup("bias");
-          if (auto f = match(func, params.lookup("weight"), bias))
+          if (auto f = match(func, *weight,
+                             moduleWeight(func, params, module, "bias")))
             rewrite(func, *f);
         }
       }

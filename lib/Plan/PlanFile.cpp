@@ -241,3 +241,27 @@ SmallVector<StringRef> tp::pytorchNames(func::FuncOp func, unsigned i) {
     names.push_back(func.getArgAttrOfType<StringAttr>(i, "tp.param").getValue());
   return names;
 }
+
+llvm::StringMap<SmallVector<unsigned>> tp::weightsByModule(func::FuncOp func) {
+  llvm::StringMap<SmallVector<unsigned>> modules;
+  for (unsigned i = 0; i < func.getNumArguments(); ++i) {
+    if (!func.getArgAttrOfType<StringAttr>(i, "tp.param"))
+      continue;
+    for (StringRef name : pytorchNames(func, i)) {
+      auto [module, leaf] = name.rsplit('.');
+      if (!leaf.empty() && !llvm::is_contained(modules[module], i))
+        modules[module].push_back(i);
+    }
+  }
+  return modules;
+}
+
+std::optional<unsigned> tp::moduleWeight(func::FuncOp func,
+                                         ArrayRef<unsigned> params,
+                                         StringRef module, StringRef leaf) {
+  std::string want = (module + "." + leaf).str();
+  for (unsigned i : params)
+    if (llvm::is_contained(pytorchNames(func, i), want))
+      return i;
+  return std::nullopt;
+}

@@ -360,15 +360,20 @@ int main(int argc, char **argv) {
     return 0;
   }
 
+  auto runPasses = [&](auto addPasses) {
+    PassManager pm(&context);
+    addPasses(pm);
+    return pm.run(*module);
+  };
   if (!planFile.empty() || !planEntries.empty()) {
     // Fused projections the plan splits colwise get Megatron's strided
     // split; before autodiff, so that the backward pass is the split one's.
     tp::TPSplitFusedProjectionsOptions fused;
     fused.planFile = planFile;
     fused.entries.assign(planEntries.begin(), planEntries.end());
-    PassManager pm(&context);
-    pm.addPass(tp::createTPSplitFusedProjections(fused));
-    if (failed(pm.run(*module)))
+    if (failed(runPasses([&](PassManager &pm) {
+          pm.addPass(tp::createTPSplitFusedProjections(fused));
+        })))
       return 1;
   }
   if (train) {
@@ -383,9 +388,9 @@ int main(int argc, char **argv) {
     autodiff.weightDecay = weightDecayOpt;
     autodiff.epsilon = adamEpsilon;
     autodiff.frozen.assign(frozenWeights.begin(), frozenWeights.end());
-    PassManager pm(&context);
-    pm.addPass(tp::createTPAutodiff(autodiff));
-    if (failed(pm.run(*module)))
+    if (failed(runPasses([&](PassManager &pm) {
+          pm.addPass(tp::createTPAutodiff(autodiff));
+        })))
       return 1;
   }
   // `-o out/` (or an existing directory) means: build a program; so does
@@ -438,11 +443,6 @@ int main(int argc, char **argv) {
                     "tp=2 --plan-entry ...)\n";
     return 1;
   }
-  auto runPasses = [&](auto addPasses) {
-    PassManager pm(&context);
-    addPasses(pm);
-    return pm.run(*module);
-  };
   if (sharding) {
     tp::TPApplyPlanOptions plan;
     plan.planFile = planFile;

@@ -18,6 +18,7 @@
 #include "mlir/Support/LLVM.h"
 #include <optional>
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/StringMap.h"
 
 #include <string>
 #include <vector>
@@ -67,6 +68,16 @@ bool matchesPattern(StringRef pattern, StringRef module);
 /// The PyTorch names of weight argument `i` of the imported function: the
 /// importer's tp.torch_names (several for a tied weight), else its ONNX name.
 SmallVector<StringRef> pytorchNames(func::FuncOp func, unsigned i);
+
+/// Module path -> the weight arguments that belong to it: a weight belongs
+/// to the module of each of its PyTorch names (a tied weight to several).
+llvm::StringMap<SmallVector<unsigned>> weightsByModule(func::FuncOp func);
+
+/// Among `params` (the weights of `module`), the one PyTorch names
+/// `module.leaf` (`fc1.weight`).
+std::optional<unsigned> moduleWeight(func::FuncOp func,
+                                     ArrayRef<unsigned> params,
+                                     StringRef module, StringRef leaf);
 
 /// Adds `--plan-entry` style entries (module=style[@axis]) to `plan`;
 /// returns an error message for one without '='.

@@ -13,10 +13,13 @@
 using namespace mlir;
 using namespace mlir::tp;
 
+static int64_t elementBytes(Type t) {
+  return (cast<ShapedType>(t).getElementType().getIntOrFloatBitWidth() + 7) /
+         8;
+}
+
 static int64_t bytesOf(Type t) {
-  auto type = cast<ShapedType>(t);
-  return type.getNumElements() *
-         ((type.getElementType().getIntOrFloatBitWidth() + 7) / 8);
+  return cast<ShapedType>(t).getNumElements() * elementBytes(t);
 }
 
 static std::string shapeOf(Type t) {
@@ -150,8 +153,7 @@ void tp::printCollectiveReport(ModuleOp module, llvm::raw_ostream &os,
       }
       if (auto real = op->getAttrOfType<DenseI64ArrayAttr>(kRealElementsAttr))
         for (int64_t n : real.asArrayRef())
-          c.realBytes.push_back(
-              n * ((cast<ShapedType>(in).getElementTypeBitWidth() + 7) / 8));
+          c.realBytes.push_back(n * elementBytes(in));
       collectives.push_back(c);
     });
     int64_t params = 0, activations = 0;
@@ -173,11 +175,10 @@ void tp::printCollectiveReport(ModuleOp module, llvm::raw_ostream &os,
           padding && layout && succeeded(mesh)
               ? TensorSharding::fromAttr(layout, *mesh, type.getRank(), error)
               : FailureOr<TensorSharding>(failure());
-      int64_t elementBytes = (type.getElementTypeBitWidth() + 7) / 8;
       paddedParams |= succeeded(s);
       for (auto [r, n] : llvm::enumerate(realParams))
         n += succeeded(s) ? realElementsOnRank(*padding, *s, *mesh, r) *
-                                elementBytes
+                                elementBytes(type)
                           : bytesOf(type);
     }
     func.walk([&](Operation *op) {

@@ -15,6 +15,9 @@ packages=(
   libopenblas-dev libopenmpi-dev openmpi-bin nlohmann-json3-dev libgtest-dev
   # reference data and baselines
   python3-numpy python3-protobuf
+  # the Python package (python/): its binding, its tests, and the PyTorch
+  # modules tp.parallelize_module exports
+  pybind11-dev python3-dev python3-pytest python3-torch
   # the ONNX backend test suite (test/conformance)
   libonnx-testdata
 )

@@ -51,8 +51,12 @@ std::vector<TensorInfo> tp::describeSignature(func::FuncOp func) {
       }
     if (auto torch = attrs ? attrs.getAs<ArrayAttr>("tp.torch_names")
                            : ArrayAttr();
-        torch && !torch.empty())
+        torch && !torch.empty()) {
       info.torchName = cast<StringAttr>(torch[0]).str();
+      for (Attribute name : torch)
+        info.torchNames.push_back(cast<StringAttr>(name).str());
+      info.torchTransposed = attrs.contains("tp.stored_transposed");
+    }
     if (info.kind.empty()) {
       info.kind = fallbackKind.str();
       info.name = fallbackKind.str() + std::to_string(index);
@@ -142,6 +146,11 @@ tp::buildManifest(ModuleOp module, func::FuncOp func,
         {"sharding", shardingJson(sharding, info.shape.size())}};
     if (!info.torchName.empty() && info.torchName != info.name)
       entry["torch_name"] = info.torchName;
+    // The Python package's state_dict(): PyTorch's names and layout.
+    if (info.torchNames.size() > 1)
+      entry["torch_names"] = llvm::json::Array(info.torchNames);
+    if (info.torchTransposed)
+      entry["torch_transposed"] = true;
     if (!info.onnxShape.empty())
       entry["onnx_shape"] = llvm::json::Array(info.onnxShape);
     (isArg ? args : results).push_back(std::move(entry));

@@ -114,6 +114,13 @@ Status ManifestParser::readTensor(const llvm::json::Value &v,
   std::string what = "tensor '" + t.name + "'";
   t.kind = o->getString("kind").value_or("").str();
   t.torchName = o->getString("torch_name").value_or("").str();
+  if (const llvm::json::Array *names = o->getArray("torch_names"))
+    for (const llvm::json::Value &n : *names) {
+      if (!n.getAsString())
+        return bad(what + ": torch_names holds a non-string");
+      t.torchNames.push_back(n.getAsString()->str());
+    }
+  t.torchTransposed = o->getBoolean("torch_transposed").value_or(false);
   t.dtype = dtypeFromName(o->getString("dtype").value_or("").str());
   if (t.dtype < 0)
     return bad(what + " has an unsupported dtype");

@@ -29,6 +29,11 @@ struct TensorInfo {
   std::string dtype; // f32, f16, bf16, f64, i64, i32, i1
   /// A weight's PyTorch name where the exporter renamed it (tp.torch_names).
   std::string torchName;
+  /// Every PyTorch name of a weight (several for a tied weight), and
+  /// whether the initializer is PyTorch's tensor transposed (a folded
+  /// Linear weight, `[in, out]`; tp.stored_transposed).
+  std::vector<std::string> torchNames;
+  bool torchTransposed = false;
   /// The ONNX initializer's dims of a weight the program reads as a view
   /// (tp.onnx_shape), and of its gradient and update; else empty.
   SmallVector<int64_t> onnxShape;

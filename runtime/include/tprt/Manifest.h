@@ -16,6 +16,10 @@ struct TensorSpec {
   std::string kind; // input | param | output
   /// A weight's PyTorch name where it differs from the ONNX name.
   std::string torchName;
+  /// Every PyTorch name of a tied weight (empty: torchName alone), and
+  /// whether the initializer is PyTorch's tensor transposed.
+  std::vector<std::string> torchNames;
+  bool torchTransposed = false;
   int32_t dtype = -1;
   std::vector<int64_t> shape, localShape;
   /// The ONNX initializer's dims where the program reads the same bytes in

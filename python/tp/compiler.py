@@ -1,0 +1,81 @@
+"""tp-compile and tp-run from Python: exporting a torch.nn.Module, compiling
+it with a plan, and logging each compile stage (logger "tp")."""
+import hashlib
+import json
+import logging
+import os
+import subprocess
+
+from . import _config
+from ._tprt import Error
+
+log = logging.getLogger("tp")
+
+
+def tool(name):
+    path = os.path.join(_config.TOOLS_DIR, name)
+    if not os.path.exists(path):
+        raise Error("%s is not built (%s); build tp first (README)" % (name, path))
+    return path
+
+
+def export(model, example_inputs, path):
+    """torch.onnx.export with its defaults, as users export: folded weights,
+    the exporter's names; tp plans them by model.named_modules()."""
+    import torch
+    if not isinstance(example_inputs, tuple):
+        example_inputs = (example_inputs,)
+    log.info("exporting %s with torch.onnx.export", type(model).__name__)
+    was_training = model.training
+    try:
+        with torch.no_grad():
+            torch.onnx.export(model, example_inputs, path)
+    except Exception as e:  # the exporter's own errors
+        raise Error("torch.onnx.export failed: %s" % e) from e
+    finally:
+        model.train(was_training)
+
+
+def compile_program(model_path, out_dir, mesh, entries, data_parallel=None,
+                    extra=()):
+    """tp-compile model_path --plan <plan> -o out_dir/ [extra]: the plan file
+    holds the mesh, the entries and the data-parallel axis. Returns
+    out_dir; a failed compile raises Error with tp-compile's message."""
+    plan = {"mesh": mesh.axes, "plan": entries}
+    if data_parallel:
+        plan["data_parallel"] = data_parallel
+    os.makedirs(out_dir, exist_ok=True)
+    plan_path = os.path.join(out_dir, "plan.json")
+    with open(plan_path, "w") as f:
+        json.dump(plan, f, indent=2)
+    command = [tool("tp-compile"), model_path, "--plan", plan_path, "-v",
+               "-o", out_dir + "/"] + list(extra)
+    log.info("compiling %s on mesh %s", os.path.basename(model_path), mesh)
+    process = subprocess.Popen(command, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+    problems = []
+    # One progress line per stage as it happens.
+    for line in process.stderr:
+        line = line.rstrip("\n")
+        if line.startswith("tp-compile: ") and "error:" not in line \
+                and "warning:" not in line:
+            log.info("%s", line)
+        elif "warning:" in line:
+            log.warning("%s", line)
+        else:
+            problems.append(line)
+    stdout = process.stdout.read()
+    if process.wait() != 0:
+        raise Error("\n".join(problems + [stdout.strip()]).strip() or
+                    "tp-compile failed (exit %d)" % process.returncode)
+    return out_dir
+
+
+def program_key(model_path, *parts):
+    """A folder name for one compile: the model's bytes and the options."""
+    h = hashlib.sha256()
+    with open(model_path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    h.update(json.dumps(parts, sort_keys=True).encode())
+    return h.hexdigest()[:16]

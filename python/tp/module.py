@@ -1,0 +1,283 @@
+"""parallelize_module and the compiled module it returns."""
+import collections
+import os
+
+import numpy as np
+
+from . import _tprt, compiler, ranks
+from ._tprt import Error
+from .mesh import DeviceMesh
+from .styles import plan_entries
+
+IncompatibleKeys = collections.namedtuple("IncompatibleKeys",
+                                          ["missing_keys", "unexpected_keys"])
+
+
+def _torch():
+    try:
+        import torch
+        return torch
+    except ImportError:
+        return None
+
+
+def to_numpy(value, what):
+    """A numpy array of a numpy array, torch tensor or nested list, without
+    a copy where the layout allows; (array, whether it was a torch tensor)."""
+    torch = _torch()
+    if torch is not None and isinstance(value, torch.Tensor):
+        if value.dtype == torch.bfloat16:
+            raise Error("%s: torch.bfloat16 has no numpy dtype; give float32"
+                        % what)
+        return value.detach().cpu().numpy(), True
+    if isinstance(value, np.ndarray):
+        return value, False
+    return np.asarray(value), False
+
+
+class Program:
+    """A compiled program loaded with its ranks (a _tprt.Session), seen in
+    PyTorch's names: state_dict(), load_state_dict(), save()."""
+
+    def __init__(self, session, as_torch):
+        self._session = session
+        self._as_torch = as_torch
+        self._arguments = session.arguments()
+        self._results = session.results()
+        self._params = [a for a in self._arguments if a["kind"] == "param"]
+
+    def _output(self, array, as_torch):
+        if as_torch:
+            import torch
+            return torch.from_numpy(array)
+        return array
+
+    def _argument(self, name):
+        for a in self._arguments:
+            if a["name"] == name:
+                return a
+        return None
+
+    def _torch_value(self, param, array):
+        """An initializer's value in PyTorch's layout."""
+        return np.ascontiguousarray(array.T) if param["torch_transposed"] \
+            else array
+
+    def state_dict(self):
+        """Every weight by its PyTorch names (a tied weight under each), in
+        PyTorch's layout, as torch tensors when the module came from
+        PyTorch (numpy arrays otherwise)."""
+        out = collections.OrderedDict()
+        for p in self._params:
+            value = self._torch_value(p, self._session.get(p["name"],
+                                                           argument=True))
+            for name in p["torch_names"]:
+                out[name] = self._output(value, self._as_torch)
+        return out
+
+    def load_state_dict(self, state_dict, strict=True):
+        """Sets the weights from PyTorch's state_dict() (numpy arrays or
+        tensors). strict: every weight must be given and every key used."""
+        used = set()
+        missing = []
+        for p in self._params:
+            names = [n for n in p["torch_names"] if n in state_dict]
+            if not names:
+                missing.append(p["torch_names"][0])
+                continue
+            used.update(names)
+            value, _ = to_numpy(state_dict[names[0]], "state_dict['%s']" % names[0])
+            if p["torch_transposed"] and value.ndim == 2:
+                value = value.T
+            try:
+                self._session.set(p["name"], value)
+            except Error as e:
+                raise Error("state_dict['%s']: %s" % (names[0], e)) from None
+        unexpected = [k for k in state_dict if k not in used]
+        if strict and (missing or unexpected):
+            raise Error("load_state_dict: %s%s%s" % (
+                "missing keys: %s" % ", ".join(missing) if missing else "",
+                "; " if missing and unexpected else "",
+                "unexpected keys: %s" % ", ".join(unexpected) if unexpected else ""))
+        return IncompatibleKeys(missing, unexpected)
+
+    def save(self, path):
+        """Writes the model (binary ONNX) with the current weights, as
+        tp-run --save does; rank 0 writes under MPI."""
+        self._session.save(os.path.abspath(path))
+
+    @property
+    def input_names(self):
+        return [a["name"] for a in self._arguments if a["kind"] == "input"]
+
+    def _feed(self, values, names, what):
+        """Scatters values (in `names` order) into the ranks; returns
+        whether any was a torch tensor."""
+        if len(values) != len(names):
+            raise Error("%s takes %d input(s) (%s), got %d" % (
+                what, len(names), ", ".join(names), len(values)))
+        any_torch = False
+        for name, value in zip(names, values):
+            array, was_torch = to_numpy(value, "input '%s'" % name)
+            any_torch |= was_torch
+            self._session.set(name, array)
+        return any_torch
+
+
+class CompiledModule:
+    """What parallelize_module returns: call it as the module it compiles.
+
+    Inputs are global tensors (numpy arrays or torch tensors); tp scatters
+    each rank's block and gathers the outputs, returned in the same kind.
+    """
+
+    def __init__(self, source, mesh, entries, data_parallel, backend,
+                 workdir, timeout, shapes):
+        self._torch_module = None if isinstance(source, (str, os.PathLike)) \
+            else source
+        self._source_path = None if self._torch_module is not None \
+            else os.path.abspath(os.fspath(source))
+        self.mesh = mesh
+        self.entries = entries
+        self.data_parallel = data_parallel
+        self.backend = backend
+        self.timeout = timeout
+        self.shapes = shapes or {}
+        self.workdir = ranks.make_workdir(backend, workdir)
+        self._model_path = self._source_path
+        self._forward = None
+        self._trainer = None
+        self._synced_step = 0
+
+    # -- compiling ---------------------------------------------------------
+    def _ensure_model(self, example_inputs):
+        if self._model_path:
+            return self._model_path
+        if example_inputs is None:
+            raise Error("the module is exported on its first call; give "
+                        "example_inputs= or call it first")
+        path = os.path.join(self.workdir, "model.onnx")
+
+        def export():
+            torch = _torch()
+            examples = tuple(v if isinstance(v, torch.Tensor)
+                             else torch.from_numpy(np.asarray(v))
+                             for v in example_inputs)
+            compiler.export(self._torch_module, examples, path)
+            return path
+        self._model_path = ranks.on_leader(self.backend, export)
+        return self._model_path
+
+    def compile_program(self, kind, extra, example_inputs=None):
+        """Compiles (once per options) and loads a program: a Program."""
+        model = self._ensure_model(example_inputs)
+        flags = list(extra) + ["--shape=%s=%s" % (n, "x".join(map(str, s)))
+                               for n, s in self.shapes.items()]
+        key = compiler.program_key(model, self.mesh.axes, self.entries,
+                                   self.data_parallel, flags)
+        out = os.path.join(self.workdir, "%s-%s" % (kind, key))
+
+        def build():
+            if not os.path.exists(os.path.join(out, "manifest.json")):
+                compiler.compile_program(model, out, self.mesh, self.entries,
+                                         self.data_parallel, flags)
+            return out
+        ranks.on_leader(self.backend, build)
+        session = _tprt.Session(out, self.backend, self.timeout)
+        if session.size != self.mesh.size():
+            raise Error("the program runs on %d ranks, the mesh %s has %d"
+                        % (session.size, self.mesh, self.mesh.size()))
+        return Program(session, self._torch_module is not None)
+
+    @property
+    def program(self):
+        """The forward program (compiled on first use)."""
+        if self._forward is None:
+            self._forward = self.compile_program("forward", [])
+        return self._forward
+
+    # -- running -----------------------------------------------------------
+    def __call__(self, *inputs):
+        if self._forward is None:
+            self._forward = self.compile_program("forward", [], inputs)
+        self._sync_from_trainer()
+        program = self._forward
+        any_torch = program._feed(inputs, program.input_names, "the module")
+        program._session.run()
+        outputs = [program._output(program._session.get(r["name"]),
+                                   any_torch)
+                   for r in program._results]
+        return outputs[0] if len(outputs) == 1 else tuple(outputs)
+
+    def _sync_from_trainer(self):
+        """After training steps, the forward reads the trained weights (the
+        module's parameters are the optimizer's, as in PyTorch)."""
+        t = self._trainer
+        if t is None or t._program._session.steps == self._synced_step:
+            return
+        for p in self._forward._params:
+            self._forward._session.set(
+                p["name"], t._program._session.get(p["name"], argument=True))
+        self._synced_step = t._program._session.steps
+
+    def state_dict(self):
+        self._sync_from_trainer()
+        return self.program.state_dict()
+
+    def load_state_dict(self, state_dict, strict=True):
+        result = self.program.load_state_dict(state_dict, strict)
+        if self._trainer is not None:
+            self._trainer._program.load_state_dict(state_dict, strict)
+        return result
+
+    def save(self, path):
+        self._sync_from_trainer()
+        self.program.save(path)
+
+    def __repr__(self):
+        what = type(self._torch_module).__name__ if self._torch_module \
+            is not None else self._source_path
+        return "CompiledModule(%s, mesh=%s, plan=%s)" % (what, self.mesh,
+                                                          self.entries)
+
+
+def parallelize_module(module, device_mesh, parallelize_plan=None, *,
+                       example_inputs=None, data_parallel=None, backend=None,
+                       workdir=None, timeout=60.0, shapes=None):
+    """Compiles `module` for `device_mesh` with `parallelize_plan`
+    ({module name: style}) and returns a CompiledModule.
+
+    module: a torch.nn.Module (exported with torch.onnx.export when
+      example_inputs are given, else on its first call) or an ONNX file.
+    data_parallel: the mesh axis that splits every input's batch (DDP).
+    backend: "threads" (in-process ranks; the default) or "mpi" (the
+      default under mpirun: this process is one rank).
+    workdir: where the export and programs go (default: a temporary
+      folder removed at exit).
+    shapes: {input: shape} for an ONNX file with dynamic dims.
+    """
+    if not isinstance(device_mesh, DeviceMesh):
+        raise Error("device_mesh: give a tp.DeviceMesh (e.g. "
+                    "tp.DeviceMesh({'tp': 2})), got %s"
+                    % type(device_mesh).__name__)
+    if isinstance(module, (str, os.PathLike)):
+        if not os.path.exists(module):
+            raise Error("%s: no such file" % os.fspath(module))
+    else:
+        torch = _torch()
+        if torch is None or not isinstance(module, torch.nn.Module):
+            raise Error("parallelize_module takes a torch.nn.Module or the "
+                        "path of an ONNX file, got %s" % type(module).__name__)
+    if data_parallel is not None and data_parallel not in device_mesh.axes:
+        raise Error("data_parallel='%s' is not an axis of the mesh %s"
+                    % (data_parallel, device_mesh))
+    entries = plan_entries(parallelize_plan or {})
+    backend = ranks.check_backend(backend)
+    compiled = CompiledModule(module, device_mesh, entries, data_parallel,
+                              backend, workdir, timeout, shapes)
+    if example_inputs is not None or compiled._source_path:
+        if not isinstance(example_inputs, (tuple, type(None))):
+            example_inputs = (example_inputs,)
+        compiled._forward = compiled.compile_program("forward", [],
+                                                     example_inputs)
+    return compiled

@@ -1,0 +1,156 @@
+"""The generated training step (tp-compile --train) driven from Python."""
+from ._tprt import Error
+from .module import CompiledModule
+
+LOSSES = ("mse", "cross_entropy", "output")
+
+
+class SGD:
+    """torch.optim.SGD: lr, momentum, weight_decay (L2 in the gradient)."""
+
+    def __init__(self, lr, momentum=0.0, weight_decay=0.0):
+        self.lr, self.momentum, self.weight_decay = lr, momentum, weight_decay
+
+    def flags(self):
+        return ["--optimizer=sgd", "--lr=%r" % self.lr,
+                "--momentum=%r" % self.momentum,
+                "--weight-decay=%r" % self.weight_decay]
+
+
+class AdamW:
+    """torch.optim.AdamW: lr, eps, weight_decay (decoupled); betas 0.9 and
+    0.999 (the generated step's)."""
+
+    def __init__(self, lr=1e-3, betas=(0.9, 0.999), eps=1e-8,
+                 weight_decay=0.01):
+        if tuple(betas) != (0.9, 0.999):
+            raise Error("AdamW(betas=%r): the generated step uses PyTorch's "
+                        "default betas (0.9, 0.999)" % (tuple(betas),))
+        self.lr, self.eps, self.weight_decay = lr, eps, weight_decay
+
+    def flags(self):
+        return ["--optimizer=adamw", "--lr=%r" % self.lr,
+                "--adam-epsilon=%r" % self.eps,
+                "--weight-decay=%r" % self.weight_decay]
+
+
+class TrainStep:
+    """One training step per call: step(inputs, labels) returns the loss.
+
+    The weights and optimizer state stay in the ranks between steps; the
+    compiled module's forward reads the trained weights.
+    """
+
+    def __init__(self, module, loss, optimizer, labels, frozen, bucket_mb):
+        self.module = module
+        self.loss = loss
+        self.takes_labels = labels
+        flags = ["--train", "--loss=" + loss]
+        flags += optimizer.flags() if optimizer is not None \
+            else ["--optimizer=none"]
+        if labels and loss == "mse":
+            flags.append("--labels")
+        flags += ["--frozen=" + f for f in frozen]
+        if bucket_mb is not None:
+            flags.append("--bucket-mb=%r" % bucket_mb)
+        self._flags = flags
+        self._program = None
+
+    def _ensure(self, example_inputs):
+        if self._program is not None:
+            return self._program
+        self._program = self.module.compile_program("train", self._flags,
+                                                    example_inputs)
+        # The step starts from the module's current weights.
+        if self.module._forward is not None:
+            self._program.load_state_dict(self.module._forward.state_dict())
+        self.module._trainer = self
+        self.module._synced_step = 0
+        return self._program
+
+    def __call__(self, inputs, labels=None):
+        return self.step(inputs, labels)
+
+    def step(self, inputs, labels=None):
+        """Runs one step on `inputs` (an array or a tuple of arrays, global
+        batches) and `labels`; returns the loss as a float."""
+        if not isinstance(inputs, (tuple, list)):
+            inputs = (inputs,)
+        program = self._ensure(tuple(inputs))
+        names = [n for n in program.input_names if n != "labels"]
+        values = list(inputs)
+        if self.takes_labels:
+            if labels is None:
+                raise Error("the %s loss compares with labels: step(inputs, "
+                            "labels)" % self.loss)
+            names.append("labels")
+            values.append(labels)
+        elif labels is not None:
+            raise Error("this step takes no labels (loss '%s'%s)" % (
+                self.loss, ", compiled with labels=False"
+                if self.loss == "mse" else ""))
+        program._feed(values, names, "the training step")
+        program._session.run()
+        return float(program._session.get("loss"))
+
+    def get_gradients(self):
+        """Every weight's gradient of the last step, by PyTorch name and in
+        PyTorch's layout."""
+        program = self._program
+        if program is None or program._session.steps == 0:
+            raise Error("get_gradients: run a step first")
+        grads = {}
+        for r in program._results:
+            if not r["name"].startswith("grad_"):
+                continue
+            p = program._argument(r["name"][len("grad_"):])
+            if p is None or p["kind"] != "param":
+                continue
+            value = program._torch_value(p, program._session.get(r["name"]))
+            for name in p["torch_names"]:
+                grads[name] = program._output(value, program._as_torch)
+        return grads
+
+    def state_dict(self):
+        return self._require().state_dict()
+
+    def load_state_dict(self, state_dict, strict=True):
+        return self._require().load_state_dict(state_dict, strict)
+
+    def save(self, path):
+        self._require().save(path)
+
+    def _require(self):
+        if self._program is None:
+            raise Error("the training step is compiled on its first step(); "
+                        "run one first")
+        return self._program
+
+
+def train_step(module, loss="mse", optimizer=None, *, labels=None,
+               frozen=(), bucket_mb=None):
+    """Compiles the training step of a compiled module (tp-autodiff: loss,
+    every gradient, the optimizer's update).
+
+    loss: "mse" (mean of the squared output, or against labels),
+      "cross_entropy" (logits against integer labels) or "output" (the
+      model's scalar output).
+    optimizer: tp.SGD(...), tp.AdamW(...), or None (gradients only).
+    labels: whether step() takes labels (default: yes for mse and
+      cross_entropy).
+    """
+    if not isinstance(module, CompiledModule):
+        raise Error("train_step takes what tp.parallelize_module returned, "
+                    "got %s" % type(module).__name__)
+    if loss not in LOSSES:
+        raise Error("loss '%s': mse, cross_entropy or output" % loss)
+    if labels is None:
+        labels = loss != "output"
+    if loss == "cross_entropy" and not labels:
+        raise Error("the cross_entropy loss needs labels")
+    if loss == "output" and labels:
+        raise Error("the output loss takes no labels")
+    if optimizer is not None and not isinstance(optimizer, (SGD, AdamW)):
+        raise Error("optimizer: tp.SGD(...) or tp.AdamW(...), got %s"
+                    % type(optimizer).__name__)
+    return TrainStep(module, loss, optimizer, labels, list(frozen), bucket_mb)

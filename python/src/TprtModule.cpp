@@ -322,6 +322,7 @@ public:
   }
 
   std::string mesh() const { return m.mesh.describe(); }
+  std::string dir() const { return m.dir; }
   int rank() const { return worldRank; }
   int size() const { return numRanks; }
   int64_t stepCount() const { return steps; }
@@ -410,6 +411,7 @@ PYBIND11_MODULE(_tprt, mod) {
       .def("save", &Session::save, py::arg("path"))
       .def("collectives", &Session::collectives)
       .def_property_readonly("mesh", &Session::mesh)
+      .def_property_readonly("program_dir", &Session::dir)
       .def_property_readonly("rank", &Session::rank)
       .def_property_readonly("size", &Session::size)
       .def_property_readonly("steps", &Session::stepCount);

@@ -38,18 +38,16 @@ def export(model, example_inputs, path):
 
 def compile_program(model_path, out_dir, mesh, entries, data_parallel=None,
                     extra=()):
-    """tp-compile model_path --plan <plan> -o out_dir/ [extra]: the plan file
-    holds the mesh, the entries and the data-parallel axis. Returns
-    out_dir; a failed compile raises Error with tp-compile's message."""
-    plan = {"mesh": mesh.axes, "plan": entries}
-    if data_parallel:
-        plan["data_parallel"] = data_parallel
+    """tp-compile model_path --mesh ... --plan-entry ... -o out_dir/ [extra].
+    Returns out_dir; a failed compile raises Error with tp-compile's
+    message (which names the --plan-entry it refuses)."""
     os.makedirs(out_dir, exist_ok=True)
-    plan_path = os.path.join(out_dir, "plan.json")
-    with open(plan_path, "w") as f:
-        json.dump(plan, f, indent=2)
-    command = [tool("tp-compile"), model_path, "--plan", plan_path, "-v",
-               "-o", out_dir + "/"] + list(extra)
+    command = [tool("tp-compile"), model_path, "--mesh", mesh.describe(),
+               "-v", "-o", out_dir + "/"]
+    command += ["--plan-entry=%s=%s" % kv for kv in entries.items()]
+    if data_parallel:
+        command.append("--data-parallel=" + data_parallel)
+    command += list(extra)
     log.info("compiling %s on mesh %s", os.path.basename(model_path), mesh)
     process = subprocess.Popen(command, stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, text=True)

@@ -120,6 +120,11 @@ class TrainStep:
     def save(self, path):
         self._require().save(path)
 
+    @property
+    def program_dir(self):
+        """The compiled training step's folder (what tp-run runs)."""
+        return self._require()._session.program_dir
+
     def _require(self):
         if self._program is None:
             raise Error("the training step is compiled on its first step(); "

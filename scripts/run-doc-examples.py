@@ -3,7 +3,8 @@
 
 Which blocks run
   Every fenced block whose info string starts with `sh`, `bash` or `shell`
-  is an example and runs. Other fences (none, `json`, `mlir`, ...) are file
+  is an example and runs; so is every ```python block (docs/Python.md),
+  run by this script's python3 with PYTHONPATH=build/python. Other fences (none, `json`, `mlir`, ...) are file
   contents or expected output and do not. A ```console fence is an error:
   write commands as ```sh so that they are tested.
 
@@ -63,6 +64,7 @@ import tempfile
 import time
 
 SHELL_LANGS = {"sh", "bash", "shell"}
+PYTHON_LANGS = {"python", "py"}
 MARK_RE = re.compile(
     r"^\*(Needs a GPU|Needs two machines|Takes minutes)([^*:]*): "
     r"not run by the docs test\.\*$")
@@ -131,7 +133,7 @@ def parse_page(repo, page, errors):
         if lang == "console":
             errors.append("%s:%d: ```console block: fence commands as ```sh "
                           "so that the docs test runs them" % (page, start))
-        if skip and lang not in SHELL_LANGS:
+        if skip and lang not in SHELL_LANGS | PYTHON_LANGS:
             errors.append("%s:%d: skip mark before a ```%s block, which is "
                           "not run anyway" % (page, start, lang or ""))
         blocks.append(Block(page, start, lang, "\n".join(body), skip))
@@ -222,7 +224,7 @@ def not_ignored(repo, scratch):
     found = []
     for n in sorted(os.listdir(scratch)):
         p = os.path.join(scratch, n)
-        if n == ".doc-example.sh" or os.path.islink(p):
+        if n in (".doc-example.sh", ".doc-example.py") or os.path.islink(p):
             continue
         name = n + "/" if os.path.isdir(p) else n
         r = subprocess.run(["git", "-C", repo, "check-ignore", "-q", "--no-index",
@@ -235,14 +237,26 @@ def not_ignored(repo, scratch):
 
 def run_block(block, repo, build_dir, tracked, timeout, keep):
     scratch = make_scratch(repo, build_dir, tracked)
-    script = os.path.join(scratch, ".doc-example.sh")
-    # PS4 shows the doc line of each traced command: the block's first
-    # line is the fence's line + 1, and bash's LINENO counts from 1.
-    with open(script, "w") as f:
-        f.write("PS4='+ %s:$((%d + LINENO)): '\nset -x\n" % (block.page, block.line - 2))
-        f.write(block.text + "\n")
+    env = dict(os.environ)
+    if block.lang in PYTHON_LANGS:
+        # Line N of the script is the doc's line block.line + N (the
+        # traceback says which).
+        script = os.path.join(scratch, ".doc-example.py")
+        with open(script, "w") as f:
+            f.write(block.text + "\n")
+        command = [sys.executable, script]
+        env["PYTHONPATH"] = os.path.join(scratch, "build", "python")
+        env["PYTHONDONTWRITEBYTECODE"] = "1"
+    else:
+        script = os.path.join(scratch, ".doc-example.sh")
+        # PS4 shows the doc line of each traced command: the block's first
+        # line is the fence's line + 1, and bash's LINENO counts from 1.
+        with open(script, "w") as f:
+            f.write("PS4='+ %s:$((%d + LINENO)): '\nset -x\n" % (block.page, block.line - 2))
+            f.write(block.text + "\n")
+        command = ["bash", "-e", "-o", "pipefail", script]
     start = time.time()
-    proc = subprocess.Popen(["bash", "-e", "-o", "pipefail", script], cwd=scratch,
+    proc = subprocess.Popen(command, cwd=scratch, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                             stdin=subprocess.DEVNULL, start_new_session=True)
     timed_out = False
@@ -288,7 +302,7 @@ def main():
     errors, blocks, nlinks = [], [], 0
     for page in pages:
         b, links = parse_page(repo, page, errors)
-        blocks += [x for x in b if x.lang in SHELL_LANGS]
+        blocks += [x for x in b if x.lang in SHELL_LANGS | PYTHON_LANGS]
         nlinks += len(links)
         errors += check_links(repo, page, links, tracked)
     for e in errors:
@@ -322,6 +336,10 @@ def main():
                   ".gitignore does not list" % (b.where, ", ".join(unignored)))
             continue
         traced = [l for l in out.split("\n") if l.startswith("+ %s:" % b.page)]
+        if b.lang in PYTHON_LANGS:
+            lines = re.findall(r'File ".*\.doc-example\.py", line (\d+)', out)
+            traced = ["+ %s:%d: (python)" % (b.page, b.line + int(lines[-1]))] \
+                if lines else []
         why = ("timed out after %g s" % args.timeout) if timed_out \
             else "exit status %d" % rc
         print("FAIL %s (%s, %.1f s)%s" % (b.where, why, elapsed, kept))

@@ -1,6 +1,7 @@
 """parallelize_module and the compiled module it returns."""
 import collections
 import os
+import sys
 
 import numpy as np
 
@@ -24,7 +25,9 @@ def _torch():
 def to_numpy(value, what):
     """A numpy array of a numpy array, torch tensor or nested list, without
     a copy where the layout allows; (array, whether it was a torch tensor)."""
-    torch = _torch()
+    # A torch tensor exists only where torch was imported (and importing it
+    # here would cost a numpy-only caller a second).
+    torch = sys.modules.get("torch")
     if torch is not None and isinstance(value, torch.Tensor):
         if value.dtype == torch.bfloat16:
             raise Error("%s: torch.bfloat16 has no numpy dtype; give float32"
@@ -203,7 +206,8 @@ class CompiledModule:
         self._sync_from_trainer()
         program = self._forward
         any_torch = program._feed(inputs, program.input_names, "the module")
-        program._session.run()
+        # The seconds the program itself ran (bench/python_call.py).
+        program.last_step_seconds = program._session.run()
         outputs = [program._output(program._session.get(r["name"]),
                                    any_torch)
                    for r in program._results]

@@ -240,9 +240,7 @@ LogicalResult PlanApplier::applyEntry(const PlanEntry &e) {
   std::string origin = where + " (" + e.source + ")";
   for (const std::string &module : matched) {
     SmallVector<unsigned> params = paramModules.lookup(module);
-    auto paramNamed = [&](StringRef leaf) {
-      return moduleWeight(func, params, module, leaf);
-    };
+    ProjectionWeights projection = projectionWeights(func, params, module);
     auto annotate = [&](unsigned arg) -> TensorSharding & {
       auto type = cast<RankedTensorType>(func.getArgument(arg).getType());
       auto &a = args[arg];
@@ -276,7 +274,7 @@ LogicalResult PlanApplier::applyEntry(const PlanEntry &e) {
     llvm::SmallPtrSet<Operation *, 16> moduleOps;
     for (Operation *op : nodeScopes.lookup(module))
       moduleOps.insert(op);
-    std::optional<unsigned> weight = paramNamed("weight");
+    std::optional<unsigned> weight = projection.weight;
     if (!weight) {
       // Say where the weights are: the submodules a plan should name.
       SmallVector<std::string> withWeights;
@@ -343,7 +341,7 @@ LogicalResult PlanApplier::applyEntry(const PlanEntry &e) {
     if (failed(shardDim(annotate(*weight), type, dim, *axis,
                         "'" + describeValue(w) + "'", where)))
       return failure();
-    if (std::optional<unsigned> bias = paramNamed("bias")) {
+    if (std::optional<unsigned> bias = projection.bias) {
       TensorSharding &b = annotate(*bias);
       // A fused bias's view is [parts, out / parts].
       int64_t biasDim =
@@ -352,7 +350,8 @@ LogicalResult PlanApplier::applyEntry(const PlanEntry &e) {
         if (failed(shardDim(b,
                             cast<RankedTensorType>(
                                 func.getArgument(*bias).getType()),
-                            biasDim, *axis, "'" + module + ".bias'", where)))
+                            biasDim, *axis, "'" + describeValue(func.getArgument(*bias)) + "'",
+                            where)))
           return failure();
     }
   }

@@ -17,6 +17,8 @@
 // the view's bytes as the ONNX initializer's (`tp.onnx_shape`).
 //
 //===----------------------------------------------------------------------===//
+#include "SeparateHeads.h"
+
 #include "tp/Dialect/TP/IR/TPOps.h"
 #include "tp/Plan/Passes.h"
 #include "tp/Plan/Plan.h"
@@ -132,7 +134,8 @@ RankedTensorType withLastDim(Type t, int64_t n) {
   return type.clone(shape);
 }
 
-void rewrite(func::FuncOp func, FusedProjection f) {
+/// Returns the parts' values (what the slices were).
+SmallVector<Value> rewrite(func::FuncOp func, FusedProjection f) {
   OpBuilder b(f.matmul);
   Location loc = f.matmul.getLoc();
   int64_t n = f.out / f.parts;
@@ -207,6 +210,7 @@ void rewrite(func::FuncOp func, FusedProjection f) {
   f.matmul.erase();
   if (f.transpose)
     f.transpose.erase();
+  return results;
 }
 
 struct TPSplitFusedProjectionsPass
@@ -225,13 +229,11 @@ struct TPSplitFusedProjectionsPass
         if (StringRef(e.style).split('@').first != "colwise")
           continue;
         for (auto &[module, params] : modules) {
-          std::optional<unsigned> weight =
-              moduleWeight(func, params, module, "weight");
-          if (!matchesPattern(e.pattern, module) || !weight)
+          ProjectionWeights p = projectionWeights(func, params, module);
+          if (!matchesPattern(e.pattern, module) || !p.weight)
             continue;
-          if (auto f = match(func, *weight,
-                             moduleWeight(func, params, module, "bias")))
-            rewrite(func, *f);
+          if (auto f = match(func, *p.weight, p.bias))
+            separateMergedHeads(func, rewrite(func, *f));
         }
       }
       func.setType(FunctionType::get(func.getContext(),

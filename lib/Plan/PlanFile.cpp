@@ -256,6 +256,16 @@ llvm::StringMap<SmallVector<unsigned>> tp::weightsByModule(func::FuncOp func) {
   return modules;
 }
 
+ProjectionWeights tp::projectionWeights(func::FuncOp func,
+                                        ArrayRef<unsigned> params,
+                                        StringRef module) {
+  if (auto weight = moduleWeight(func, params, module, "weight"))
+    return {weight, moduleWeight(func, params, module, "bias")};
+  if (auto weight = moduleWeight(func, params, module, "in_proj_weight"))
+    return {weight, moduleWeight(func, params, module, "in_proj_bias")};
+  return {};
+}
+
 std::optional<unsigned> tp::moduleWeight(func::FuncOp func,
                                          ArrayRef<unsigned> params,
                                          StringRef module, StringRef leaf) {

@@ -79,6 +79,17 @@ std::optional<unsigned> moduleWeight(func::FuncOp func,
                                      ArrayRef<unsigned> params,
                                      StringRef module, StringRef leaf);
 
+/// The weight and bias a colwise / rowwise style splits: `module.weight`
+/// and `module.bias`, or, for nn.MultiheadAttention, its fused input
+/// projection `module.in_proj_weight` and `module.in_proj_bias` (its output
+/// projection is the submodule `module.out_proj`).
+struct ProjectionWeights {
+  std::optional<unsigned> weight, bias;
+};
+ProjectionWeights projectionWeights(func::FuncOp func,
+                                    ArrayRef<unsigned> params,
+                                    StringRef module);
+
 /// Adds `--plan-entry` style entries (module=style[@axis]) to `plan`;
 /// returns an error message for one without '='.
 std::optional<std::string> addEntries(ArrayRef<std::string> entries,

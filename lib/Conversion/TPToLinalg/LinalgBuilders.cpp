@@ -4,9 +4,11 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Tensor/Utils/Utils.h"
 #include "mlir/Dialect/Utils/ReshapeOpsUtils.h"
 
 using namespace mlir;
+using namespace mlir::tp;
 
 AffineMap tp::broadcastIndexingMap(ArrayRef<int64_t> operandShape,
                                    ArrayRef<int64_t> resultShape,
@@ -67,8 +69,10 @@ Value tp::buildScalar(OpBuilder &b, Location loc, Type type, double v) {
                                    b.getIntegerAttr(type, int64_t(v)));
 }
 
-Value tp::buildReduction(OpBuilder &b, Location loc, Value input,
-                         ArrayRef<int64_t> axes, ReductionKind kind) {
+/// One linalg.generic: each result element is one chain over the reduced
+/// dims, in order.
+static Value buildChainReduction(OpBuilder &b, Location loc, Value input,
+                                 ArrayRef<int64_t> axes, ReductionKind kind) {
   auto inType = cast<RankedTensorType>(input.getType());
   Type elemType = inType.getElementType();
   int64_t rank = inType.getRank();
@@ -119,6 +123,59 @@ Value tp::buildReduction(OpBuilder &b, Location loc, Value input,
         linalg::YieldOp::create(nb, nloc, v);
       });
   return generic.getResult(0);
+}
+
+// A float sum loses about one rounding per addition to its accumulator: a
+// chain of n terms is off by up to n * 2^-24 relative (the mse loss of a
+// 524,288-element output by 1.9e-4). Longer sums are cascaded as PyTorch's
+// are: blocks of kSumBlock terms, then sums of the block sums, so that no
+// chain is longer than kSumChain.
+static constexpr int64_t kSumChain = 1024, kSumBlock = 256;
+
+/// Sums dim `axis` of `v` (dropping it) in chains of at most kSumChain.
+static Value cascadeSum(OpBuilder &b, Location loc, Value v, int64_t axis) {
+  auto type = cast<RankedTensorType>(v.getType());
+  int64_t n = type.getDimSize(axis);
+  if (n <= kSumChain)
+    return buildChainReduction(b, loc, v, {axis}, ReductionKind::Sum);
+  int64_t blocks = llvm::divideCeil(n, kSumBlock);
+  if (blocks * kSumBlock != n) {
+    // Zeros at the end make whole blocks.
+    SmallVector<int64_t> padded(type.getShape());
+    padded[axis] = blocks * kSumBlock;
+    Value zero = arith::ConstantOp::create(
+        b, loc, type.getElementType(), b.getZeroAttr(type.getElementType()));
+    v = tensor::createPadHighOp(type.clone(padded), v, zero,
+                                /*nofold=*/false, loc, b);
+  }
+  // [.., n, ..] -> [.., blocks, kSumBlock, ..], summed over the block.
+  SmallVector<int64_t> shape(type.getShape());
+  shape[axis] = blocks;
+  shape.insert(shape.begin() + axis + 1, kSumBlock);
+  SmallVector<ReassociationIndices> groups;
+  for (int64_t d = 0; d < type.getRank(); ++d)
+    groups.push_back(d < axis    ? ReassociationIndices{d}
+                     : d == axis ? ReassociationIndices{d, d + 1}
+                                 : ReassociationIndices{d + 1});
+  v = tensor::ExpandShapeOp::create(b, loc, type.clone(shape), v, groups);
+  v = buildChainReduction(b, loc, v, {axis + 1}, ReductionKind::Sum);
+  return cascadeSum(b, loc, v, axis);
+}
+
+Value tp::buildReduction(OpBuilder &b, Location loc, Value input,
+                         ArrayRef<int64_t> axes, ReductionKind kind) {
+  auto inType = cast<RankedTensorType>(input.getType());
+  int64_t count = 1;
+  for (int64_t axis : axes)
+    count *= inType.getDimSize(axis);
+  if (kind != ReductionKind::Sum || !isa<FloatType>(inType.getElementType()) ||
+      count <= kSumChain)
+    return buildChainReduction(b, loc, input, axes, kind);
+  // One dim at a time, the innermost first (it is contiguous).
+  Value v = input;
+  for (int64_t axis : llvm::reverse(axes))
+    v = cascadeSum(b, loc, v, axis);
+  return v;
 }
 
 Value tp::buildReshape(OpBuilder &b, Location loc, Value input,

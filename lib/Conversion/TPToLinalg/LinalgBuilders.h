@@ -35,8 +35,9 @@ AffineMap dropDimsMap(int64_t rank, ArrayRef<int64_t> dims, MLIRContext *ctx);
 
 enum class ReductionKind { Sum, Max, Prod };
 
-/// Reduces `input` over `axes` (sorted) with a linalg.generic; the result
-/// drops the reduced dims.
+/// Reduces `input` over `axes` (sorted) with linalg.generics; the result
+/// drops the reduced dims. Float sums of more than 1024 terms are cascaded
+/// (no chain of additions longer than 1024; LinalgBuilders.cpp).
 Value buildReduction(OpBuilder &b, Location loc, Value input,
                      ArrayRef<int64_t> axes, ReductionKind kind);
 

@@ -112,6 +112,27 @@ LogicalResult tp::emitCudaStage(ModuleOp module, const Target &target,
   return success();
 }
 
+/// The device's share of the arguments and results, by kind.
+static ProgramMemory signatureMemory(func::FuncOp func) {
+  auto bytes = [](Type t) {
+    auto s = cast<ShapedType>(t);
+    return s.getNumElements() * llvm::divideCeil(s.getElementTypeBitWidth(), 8);
+  };
+  ProgramMemory m;
+  for (unsigned i = 0; i < func.getNumArguments(); ++i) {
+    int64_t b = bytes(func.getArgumentTypes()[i]);
+    if (func.getArgAttr(i, "tp.param"))
+      m.parameters += b;
+    else if (func.getArgAttr(i, "tp.state"))
+      m.optimizerState += b;
+    else
+      m.inputs += b;
+  }
+  for (Type t : func.getResultTypes())
+    m.results += bytes(t);
+  return m;
+}
+
 LogicalResult tp::emitProgram(ModuleOp module,
                               const std::vector<TensorInfo> &global,
                               const ProgramOptions &options) {
@@ -142,6 +163,8 @@ LogicalResult tp::emitProgram(ModuleOp module,
                     options.target.cuda ? "cuda" : "cpu");
   if (failed(manifest))
     return failure();
+  if (options.memory)
+    *options.memory = signatureMemory(func);
   // tp's argument and result attributes have done their job (the manifest
   // has them); LLVM translation does not know them.
   for (unsigned i = 0; i < func.getNumArguments(); ++i)
@@ -158,6 +181,12 @@ LogicalResult tp::emitProgram(ModuleOp module,
                : "bufferizing and lowering to LLVM (loops, BLAS calls)");
   if (failed(toLLVM.run(module)))
     return failure();
+  // tp-free-after-last-use's plan, for tp-run --profile to compare with.
+  if (auto peak = module->getAttrOfType<IntegerAttr>("tp.peak_temporary_bytes")) {
+    (*manifest)["peak_temporary_bytes"] = peak.getInt();
+    if (options.memory)
+      options.memory->temporaries = peak.getInt();
+  }
 
   progress("translating to LLVM IR and optimizing (-O2, host CPU)");
   DialectRegistry registry;

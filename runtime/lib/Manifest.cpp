@@ -242,6 +242,12 @@ Status ManifestParser::parse(const llvm::json::Object &root) {
     for (const auto &[copy, weight] : *tied)
       m.tiedCopies.emplace_back(copy.str(),
                                 weight.getAsString().value_or("").str());
+  if (const llvm::json::Value *peak = root.get("peak_temporary_bytes")) {
+    std::optional<int64_t> bytes = peak->getAsInteger();
+    if (!bytes || *bytes < 0)
+      return bad("peak_temporary_bytes must be a byte count");
+    m.peakTemporaryBytes = *bytes;
+  }
   return Status::ok();
 }
 

@@ -8,17 +8,44 @@
 //===----------------------------------------------------------------------===//
 #include "ProgramMemory.h"
 #include "CachingAllocator.h"
+#include "tprt/Program.h"
 #include "tprt/tprt.h"
 
 #ifdef TPRT_HAVE_CUDA
 #include "tprt/Cuda.h"
 #endif
 
+#include <algorithm>
 #include <cstdlib>
+#include <unordered_map>
 
 using namespace tprt;
 
 static thread_local bool gpuMemory = false;
+
+// The calling rank's program buffers: bytes in use, the peak, and each
+// live block's size (what the allocator rounded it to).
+static thread_local int64_t liveBytes = 0, peakBytes = 0;
+static thread_local std::unordered_map<void *, int64_t> liveBlocks;
+
+static void *counted(void *block, size_t bytes) {
+  int64_t rounded = int64_t((bytes + 63) / 64 * 64);
+  liveBlocks[block] = rounded;
+  liveBytes += rounded;
+  peakBytes = std::max(peakBytes, liveBytes);
+  return block;
+}
+
+static void uncounted(void *block) {
+  auto it = liveBlocks.find(block);
+  if (it == liveBlocks.end())
+    return;
+  liveBytes -= it->second;
+  liveBlocks.erase(it);
+}
+
+void tprt::resetTemporaryPeak() { peakBytes = liveBytes; }
+int64_t tprt::temporaryPeak() { return peakBytes; }
 
 GpuProgramMemory::GpuProgramMemory() : previous(gpuMemory) {
   gpuMemory = true;
@@ -47,20 +74,21 @@ extern "C" {
 void *_mlir_memref_to_llvm_alloc(size_t size) {
 #ifdef TPRT_HAVE_CUDA
   if (gpuMemory)
-    return cuda::cudaApi()->allocate(size);
+    return counted(cuda::cudaApi()->allocate(size), size);
 #endif
-  return hostAllocator().allocate(size);
+  return counted(hostAllocator().allocate(size), size);
 }
 
 void *_mlir_memref_to_llvm_aligned_alloc(size_t alignment, size_t size) {
 #ifdef TPRT_HAVE_CUDA
   if (gpuMemory)
-    return cuda::cudaApi()->allocateAligned(alignment, size);
+    return counted(cuda::cudaApi()->allocateAligned(alignment, size), size);
 #endif
-  return hostAllocator().allocateAligned(alignment, size);
+  return counted(hostAllocator().allocateAligned(alignment, size), size);
 }
 
 void _mlir_memref_to_llvm_free(void *ptr) {
+  uncounted(ptr);
 #ifdef TPRT_HAVE_CUDA
   if (gpuMemory)
     return cuda::cudaApi()->release(ptr);

@@ -1,6 +1,6 @@
 // The CPU target's lowering (tp-lower-to-llvm): buffers come from the
 // runtime's caching allocator (MLIR's generic allocation functions, which
-// libtprt defines), GEMMs call tprt_sgemm, and each distinct loop nest is
+// libtprt defines) and go back after their last use, GEMMs call tprt_sgemm, and each distinct loop nest is
 // one internal, noinline function that both layers call; the calling
 // function, straight-line code, is left unoptimized (optnone).
 // RUN: tp-opt %s --tp-lower-to-llvm | FileCheck %s
@@ -21,15 +21,20 @@
 // CHECK-NOT: llvm.func internal
 // CHECK-LABEL: llvm.func @two_layers(
 // CHECK-SAME: passthrough = ["noinline", "optnone"]
+// Each buffer is freed once its last reader ran (tp-free-after-last-use):
+// the first GEMM's output after the first ReLU, the first ReLU's after the
+// second GEMM.
 // CHECK: %[[H:.*]] = llvm.call @_mlir_memref_to_llvm_alloc(
 // CHECK: llvm.call @two_layers_loop0(
 // CHECK: llvm.call @tprt_sgemm(
+// CHECK: %[[R:.*]] = llvm.call @_mlir_memref_to_llvm_alloc(
 // CHECK: llvm.call @two_layers_loop1(
+// CHECK-NEXT: llvm.call @_mlir_memref_to_llvm_free(%[[H]])
 // CHECK: llvm.call @_mlir_memref_to_llvm_alloc(
 // CHECK: llvm.call @two_layers_loop0(
 // CHECK: llvm.call @tprt_sgemm(
+// CHECK-NEXT: llvm.call @_mlir_memref_to_llvm_free(%[[R]])
 // CHECK: llvm.call @two_layers_loop1(
-// CHECK: llvm.call @_mlir_memref_to_llvm_free(%[[H]])
 func.func @two_layers(%x: tensor<8x64xf32>, %w: tensor<64x64xf32>) -> tensor<8x64xf32> {
   %0 = tp.matmul %x, %w : tensor<8x64xf32>, tensor<64x64xf32> -> tensor<8x64xf32>
   %1 = tp.relu %0 : tensor<8x64xf32>

@@ -17,6 +17,7 @@
 #include "tp/Target/Program.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
 
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/Diagnostics.h"
@@ -481,7 +482,20 @@ int main(int argc, char **argv) {
     program.target = target;
     if (verbose)
       program.progress = [](const std::string &m) { progress(m); };
-    return failed(tp::emitProgram(*module, globalSignature, program));
+    tp::ProgramMemory memory;
+    bool textReport = report.getNumOccurrences() && report != "json";
+    if (textReport)
+      program.memory = &memory;
+    if (failed(tp::emitProgram(*module, globalSignature, program)))
+      return 1;
+    if (textReport)
+      llvm::outs() << llvm::formatv(
+          "  memory per device after buffer reuse (program.so): parameters "
+          "{0} bytes, optimizer state {1} bytes, inputs {2} bytes, results "
+          "{3} bytes, temporaries {4} bytes at their peak; total {5} bytes\n",
+          memory.parameters, memory.optimizerState, memory.inputs,
+          memory.results, memory.temporaries, memory.total());
+    return 0;
   }
   std::string cudaText;
   if (cudaStage) {

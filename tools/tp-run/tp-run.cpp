@@ -191,6 +191,8 @@ struct RankState {
   std::vector<SiteStats> stats;
   std::map<std::array<int64_t, 3>, SiteStats> gemms;
   std::vector<double> stepSeconds;
+  /// The most bytes of temporaries the program held at once in a step.
+  int64_t peakTemporaries = 0;
 };
 
 /// Fills one rank's local arguments: input blocks and weight blocks.
@@ -276,7 +278,9 @@ void runRank(const Program &program, Communicator &comm, const Manifest &m,
     if (k == 0 && injectFault(comm.rank(), backend == "threads"))
       return;
     // CUDA: without copying the inputs and weights in and results out.
+    resetTemporaryPeak();
     st.stepSeconds.push_back(program.run(args, results));
+    st.peakTemporaries = std::max(st.peakTemporaries, temporaryPeak());
     if (feedback.empty())
       continue;
     if (comm.rank() == 0 && loss >= 0 && m.results[loss].dtype == TPRT_F32 &&
@@ -761,6 +765,23 @@ int main(int argc, char **argv) {
         "%.3f ms per step\n",
         int(steps.size()), numRanks, backend.c_str(), best * 1e3,
         sum / steps.size() * 1e3);
+    // What each buffer of rank 0 holds: its share of the arguments and
+    // results (buffers tp-run gives the program), and the temporaries the
+    // program allocated, against tp-free-after-last-use's plan.
+    int64_t argBytes = 0, resultBytes = 0;
+    for (const auto &a : states[0].args)
+      argBytes += int64_t(a.size());
+    for (const auto &r : states[0].results)
+      resultBytes += int64_t(r.size());
+    llvm::outs() << llvm::format(
+        "  memory (rank 0): arguments %lld bytes, results %lld bytes, "
+        "temporaries %lld bytes at their peak",
+        (long long)argBytes, (long long)resultBytes,
+        (long long)states[0].peakTemporaries);
+    if (m.peakTemporaryBytes >= 0)
+      llvm::outs() << llvm::format(" (planned %lld bytes)",
+                                   (long long)m.peakTemporaryBytes);
+    llvm::outs() << "\n";
     for (size_t i = 0; i < m.collectiveSites.size(); ++i) {
       const SiteStats &st = states[0].stats[i];
       llvm::outs() << llvm::format(

@@ -42,6 +42,27 @@ def TPFuseElementwise : Pass<"tp-fuse-elementwise"> {
                            "::mlir::affine::AffineDialect"];
 }
 
+def TPFreeAfterLastUse : Pass<"tp-free-after-last-use", "::mlir::ModuleOp"> {
+  let summary = "Free each temporary buffer right after its last use";
+  let description = [{
+    Runs on buffers after buffer-deallocation-pipeline, which frees what a
+    block allocates at the block's end: a training step, one block, would
+    keep every temporary of the forward and the backward pass alive to the
+    end. Each `memref.dealloc` of a `memref.alloc` in the same block moves
+    to just after the last op of that block that uses the buffer or a view
+    of it (subview, reshapes, casts), so that the caching allocator hands
+    the bytes to the next temporary. A buffer that flows into an op that
+    may alias it otherwise keeps its dealloc where it was.
+
+    Also records the planned peak of temporary bytes of the module's public
+    function (each allocation rounded up to 64 bytes, as the runtime's
+    allocator hands them out) as the module's `tp.peak_temporary_bytes`,
+    which the manifest carries and tp-run --profile compares with what the
+    step allocated.
+  }];
+  let dependentDialects = ["::mlir::memref::MemRefDialect"];
+}
+
 def TPOutlineLoopNests : Pass<"tp-outline-loop-nests", "::mlir::ModuleOp"> {
   let summary = "Move every top-level loop nest into a function of its own";
   let description = [{

@@ -42,6 +42,17 @@ struct TensorInfo {
 /// The global signature of the imported function (before partition).
 std::vector<TensorInfo> describeSignature(func::FuncOp func);
 
+/// Bytes a device holds while the program runs (its share of each tensor).
+struct ProgramMemory {
+  int64_t parameters = 0, optimizerState = 0, inputs = 0, results = 0;
+  /// The peak of the step's temporaries, freed after their last use
+  /// (tp-free-after-last-use).
+  int64_t temporaries = 0;
+  int64_t total() const {
+    return parameters + optimizerState + inputs + results + temporaries;
+  }
+};
+
 struct ProgramOptions {
   std::string outDir;
   std::string modelPath;
@@ -49,6 +60,8 @@ struct ProgramOptions {
   Target target;
   /// Called with a line per stage (tp-compile -v), or empty.
   std::function<void(const std::string &)> progress;
+  /// Filled in when not null: what a device holds (tp-compile --report).
+  ProgramMemory *memory = nullptr;
 };
 
 /// Lowers `module` (partitioned, tp ops on local shapes) to LLVM, emits an

@@ -8,7 +8,11 @@
 // linalg.batch_matmul whose operand is a linalg.transpose of the last two
 // dims (possibly behind a collapse_shape of the leading dims) reads the
 // transpose's input through a transposed indexing map instead, and the
-// transpose goes away once nothing else reads it.
+// transpose goes away once nothing else reads it. A GEMM that already
+// reads that operand transposed reads the source as it is: the backward
+// pass's product with the transpose of a weight that the forward pass read
+// transposed would otherwise keep a transposed copy of the weight alive
+// from the forward pass to the backward.
 //
 //===----------------------------------------------------------------------===//
 #include "Patterns.h"
@@ -65,8 +69,18 @@ struct FoldTransposeIntoMatmul : OpRewritePattern<MatmulTy> {
   LogicalResult matchAndRewrite(MatmulTy op,
                                 PatternRewriter &rewriter) const override {
     MLIRContext *ctx = op.getContext();
-    if (!op.hasPureTensorSemantics() ||
-        op.getIndexingMapsArray() != MatmulTy::getDefaultIndexingMaps(ctx))
+    bool batched = std::is_same_v<MatmulTy, linalg::BatchMatmulOp>;
+    if (!op.hasPureTensorSemantics())
+      return failure();
+    // Which operands the GEMM already reads transposed (a transpose folded
+    // before, or the backward pass's product with a transposed operand).
+    std::optional<std::pair<bool, bool>> trans;
+    for (bool a : {false, true})
+      for (bool b : {false, true})
+        if (op.getIndexingMapsArray() ==
+            ArrayRef(tp::gemmIndexingMaps(ctx, batched, a, b)))
+          trans = {a, b};
+    if (!trans)
       return failure();
     // Both operands may be the same transpose: each op is erased once.
     llvm::SetVector<Operation *> dead;
@@ -74,14 +88,15 @@ struct FoldTransposeIntoMatmul : OpRewritePattern<MatmulTy> {
     Value rhs = transposedSource(rewriter, op.getInputs()[1], dead);
     if (!lhs && !rhs)
       return failure();
-    bool batched = std::is_same_v<MatmulTy, linalg::BatchMatmulOp>;
+    // A transposed read of a transpose reads its source as it is.
     auto folded = MatmulTy::create(
         rewriter, op.getLoc(), op.getResultTypes(),
         ValueRange{lhs ? lhs : op.getInputs()[0],
                    rhs ? rhs : op.getInputs()[1]},
         op.getOutputs());
     folded.setIndexingMapsAttr(rewriter.getAffineMapArrayAttr(
-        tp::gemmIndexingMaps(ctx, batched, bool(lhs), bool(rhs))));
+        tp::gemmIndexingMaps(ctx, batched, trans->first != bool(lhs),
+                             trans->second != bool(rhs))));
     rewriter.replaceOp(op, folded->getResults());
     for (Operation *d : dead) {
       if (!d->use_empty())

@@ -51,6 +51,8 @@ struct Manifest {
   /// Graph inputs tp-compile --constant-input bound to a value: the program
   /// does not take them.
   std::vector<std::string> constantInputs;
+  /// The planned peak of a step's temporaries per device (-1: not given).
+  int64_t peakTemporaryBytes = -1;
 
   /// The hex SHA-256 of manifest.json, which program.so must carry.
   std::string sha256;

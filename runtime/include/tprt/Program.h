@@ -39,6 +39,13 @@ void setRankContext(RankContext *context);
 void recordGemms(int64_t m, int64_t n, int64_t k, int64_t count,
                  std::chrono::steady_clock::time_point start);
 
+/// The buffers the program allocates on the calling thread (its rank's
+/// temporaries), in bytes as the allocator hands them out: the most in use
+/// at once since resetTemporaryPeak(). tp-run --profile compares it with the
+/// manifest's peak_temporary_bytes (tp-free-after-last-use's plan).
+void resetTemporaryPeak();
+int64_t temporaryPeak();
+
 /// Threads each GEMM may use (OpenBLAS); ranks that are threads share cores.
 void setGemmThreads(int threads);
 

@@ -1,0 +1,110 @@
+//===- FreeAfterLastUse.cpp - the tp-free-after-last-use pass --------------===//
+#include "tp/Conversion/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
+#include "llvm/ADT/DenseSet.h"
+
+namespace mlir::tp {
+#define GEN_PASS_DEF_TPFREEAFTERLASTUSE
+#include "tp/Conversion/Passes.h.inc"
+} // namespace mlir::tp
+
+using namespace mlir;
+
+namespace {
+
+/// The runtime's host allocator rounds every block up to this.
+constexpr int64_t kGranule = 64;
+
+/// The last op of `block` that uses `buffer`, a view of it, or a value
+/// computed from either (nullptr: no use but `except`), or failure when a
+/// use may alias it in another way.
+FailureOr<Operation *> lastUse(Value buffer, Block *block, Operation *except) {
+  Operation *last = nullptr;
+  SmallVector<Value> views = {buffer};
+  llvm::DenseSet<Value> seen = {buffer};
+  while (!views.empty()) {
+    Value v = views.pop_back_val();
+    for (Operation *user : v.getUsers()) {
+      if (user == except)
+        continue;
+      Operation *top = block->findAncestorOpInBlock(*user);
+      if (!top)
+        return failure();
+      if (!last || last->isBeforeInBlock(top))
+        last = top;
+      // A view reads the same bytes; any other op with a memref result
+      // might return the buffer itself. Other results may carry its
+      // address (a collective's call takes the pointer that
+      // extract_aligned_pointer_as_index gives): their uses count too.
+      if (auto view = dyn_cast<ViewLikeOpInterface>(user);
+          !(view && view.getViewSource() == v) &&
+          llvm::any_of(user->getResultTypes(), llvm::IsaPred<BaseMemRefType>))
+        return failure();
+      for (Value r : user->getResults())
+        if (seen.insert(r).second)
+          views.push_back(r);
+    }
+  }
+  return last;
+}
+
+int64_t allocationBytes(memref::AllocOp alloc) {
+  MemRefType type = alloc.getType();
+  if (!type.hasStaticShape())
+    return 0;
+  int64_t bytes = type.getNumElements() *
+                  llvm::divideCeil(type.getElementTypeBitWidth(), 8);
+  // finalize-memref-to-llvm aligns by hand: it asks for `alignment` bytes
+  // more.
+  return llvm::alignTo(bytes + alloc.getAlignment().value_or(0), kGranule);
+}
+
+struct TPFreeAfterLastUsePass
+    : tp::impl::TPFreeAfterLastUseBase<TPFreeAfterLastUsePass> {
+  void runOnOperation() override {
+    int64_t peak = 0;
+    for (auto func : getOperation().getOps<func::FuncOp>()) {
+      if (func.isExternal())
+        continue;
+      freeAfterLastUse(func);
+      if (func.isPublic())
+        peak = std::max(peak, plannedPeak(func));
+    }
+    getOperation()->setAttr("tp.peak_temporary_bytes",
+                            Builder(&getContext()).getI64IntegerAttr(peak));
+  }
+
+  static void freeAfterLastUse(func::FuncOp func) {
+    func.walk([&](memref::DeallocOp dealloc) {
+      auto alloc = dealloc.getMemref().getDefiningOp<memref::AllocOp>();
+      Block *block = dealloc->getBlock();
+      if (!alloc || alloc->getBlock() != block)
+        return;
+      FailureOr<Operation *> last = lastUse(alloc, block, dealloc);
+      if (failed(last))
+        return;
+      dealloc->moveAfter(*last ? *last : alloc.getOperation());
+    });
+  }
+
+  /// Live bytes along the entry block (the step's buffers; a nested
+  /// block's temporaries count at their op).
+  static int64_t plannedPeak(func::FuncOp func) {
+    int64_t live = 0, peak = 0;
+    for (Operation &op : func.getBody().front()) {
+      op.walk([&](Operation *nested) {
+        if (auto a = dyn_cast<memref::AllocOp>(nested))
+          peak = std::max(peak, live += allocationBytes(a));
+        else if (auto d = dyn_cast<memref::DeallocOp>(nested))
+          if (auto a = d.getMemref().getDefiningOp<memref::AllocOp>())
+            live -= allocationBytes(a);
+      });
+    }
+    return peak;
+  }
+};
+
+} // namespace

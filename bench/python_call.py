@@ -36,15 +36,7 @@ import tp  # noqa: E402
 
 def main():
     p = argparse.ArgumentParser()
-    p.add_argument("--tp-bin", required=True)
-    p.add_argument("--workdir", default="build/bench")
-    p.add_argument("--layers", type=int, default=8)
-    p.add_argument("--hidden", type=int, default=1024)
-    p.add_argument("--heads", type=int, default=16)
-    p.add_argument("--ffn", type=int, default=4096)
-    p.add_argument("--batch", type=int, default=4)
-    p.add_argument("--seq", type=int, default=512)
-    p.add_argument("--repeat", type=int, default=5)
+    transformer.add_model_arguments(p, repeat=5)
     args = p.parse_args()
     L, D, H, F, B, S = args.layers, args.hidden, args.heads, args.ffn, args.batch, args.seq
     os.makedirs(args.workdir, exist_ok=True)

@@ -35,15 +35,7 @@ import transformer  # noqa: E402
 
 def parse_args():
     p = argparse.ArgumentParser()
-    p.add_argument("--tp-bin", required=True)
-    p.add_argument("--workdir", default="build/bench")
-    p.add_argument("--layers", type=int, default=8)
-    p.add_argument("--hidden", type=int, default=1024)
-    p.add_argument("--heads", type=int, default=16)
-    p.add_argument("--ffn", type=int, default=4096)
-    p.add_argument("--batch", type=int, default=4)
-    p.add_argument("--seq", type=int, default=512)
-    p.add_argument("--repeat", type=int, default=3)
+    transformer.add_model_arguments(p, repeat=3)
     p.add_argument("--depths", default="1,8,32,96")
     p.add_argument("--train-depth-max", type=int, default=32,
                    help="compile training steps only up to this depth")

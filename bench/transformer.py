@@ -23,6 +23,21 @@ MEGATRON_PLAN = ("layers.*.attn.q=colwise,layers.*.attn.k=colwise,layers.*.attn.
                  "layers.*.attn.o=rowwise,layers.*.fc1=colwise,layers.*.fc2=rowwise")
 
 
+def add_model_arguments(parser, repeat):
+    """The bench model's options, shared by bench/run.py and
+    bench/python_call.py (defaults: the issue's 8 layers, hidden 1024, 2048
+    tokens)."""
+    parser.add_argument("--tp-bin", required=True)
+    parser.add_argument("--workdir", default="build/bench")
+    parser.add_argument("--layers", type=int, default=8)
+    parser.add_argument("--hidden", type=int, default=1024)
+    parser.add_argument("--heads", type=int, default=16)
+    parser.add_argument("--ffn", type=int, default=4096)
+    parser.add_argument("--batch", type=int, default=4)
+    parser.add_argument("--seq", type=int, default=512)
+    parser.add_argument("--repeat", type=int, default=repeat)
+
+
 def weights(layers, hidden, ffn, seed=0):
     """name -> float32 array, PyTorch's layouts."""
     rng = np.random.default_rng(seed)

@@ -150,6 +150,8 @@ public:
         b.results.emplace_back(t.localElements() * dtypeSize(t.dtype));
       b.stats.resize(m.collectiveSites.size());
     }
+    // The ranks hold their blocks: one copy of the weights, as in PyTorch.
+    weights->release();
     for (size_t r = 0; r < m.results.size(); ++r)
       for (size_t a = 0; a < m.arguments.size(); ++a)
         if ((m.arguments[a].kind == "param" ||

@@ -69,6 +69,10 @@ static CachingAllocator &hostAllocator() {
   return *a;
 }
 
+int64_t tprt::reservedProgramBytes() {
+  return int64_t(hostAllocator().reservedBytes());
+}
+
 extern "C" {
 
 void *_mlir_memref_to_llvm_alloc(size_t size) {

@@ -14,6 +14,8 @@
 #include <iterator>
 #include <map>
 
+#include <malloc.h>
+
 using namespace tprt;
 
 Status tprt::sha256File(const std::string &path, std::string &hex) {
@@ -42,12 +44,25 @@ onnx::TensorProto *constantValue(onnx::NodeProto &node) {
 class OnnxWeights : public WeightSource {
 public:
   onnx::ModelProto model;
-  std::string dir;
+  std::string path, dir;
   std::map<std::string, const onnx::TensorProto *> byName;
+  bool released = false;
+
+  void release() override {
+    byName.clear();
+    onnx::ModelProto().Swap(&model);
+    released = true;
+    // The freed weights lie in malloc's heap, which the step's large
+    // buffers (mmap'd) would not reuse: give the pages back.
+    malloc_trim(0);
+  }
 
   Status loadBlock(const TensorSpec &t, const Mesh &mesh, int rank,
                    void *local) const override {
     auto it = byName.find(t.name);
+    if (released)
+      return Status::error("internal: weight '" + t.name +
+                           "' read after the model was released");
     if (it == byName.end())
       return Status::error("weight '" + t.name +
                            "' is not an initializer or Constant of the model");
@@ -100,7 +115,15 @@ public:
       const std::string &path,
       const std::vector<std::pair<std::string, std::vector<char>>> &weights)
       const override {
-    onnx::ModelProto copy = model;
+    onnx::ModelProto copy;
+    if (released) {
+      std::unique_ptr<WeightSource> again;
+      if (Status s = WeightSource::open(this->path, again); !s)
+        return s;
+      copy.Swap(&static_cast<OnnxWeights &>(*again).model);
+    } else {
+      copy = model;
+    }
     auto store = [&](onnx::TensorProto &tensor, const std::string &name) {
       for (const auto &[weight, bytes] : weights) {
         if (weight != name)
@@ -141,6 +164,7 @@ Status WeightSource::open(const std::string &path,
                     : weights->model.ParseFromString(bytes);
   if (!parsed)
     return Status::error(path + ": cannot read the ONNX model");
+  weights->path = path;
   size_t slash = path.rfind('/');
   weights->dir = slash == std::string::npos ? "." : path.substr(0, slash);
   for (const auto &init : weights->model.graph().initializer())

@@ -556,6 +556,7 @@ int main(int argc, char **argv) {
     if (Status s = prepareRank(m, worldRank, feeds, *weights, states[0]); !s)
       return finish(fail("rank " + std::to_string(worldRank) + ": " +
                          s.message()));
+    weights->release();
     runRank(*program, *ncclRank.comm, m, states[0]);
 #endif
   } else if (mpi) {
@@ -567,6 +568,7 @@ int main(int argc, char **argv) {
     if (Status s = prepareRank(m, worldRank, feeds, *weights, states[0]); !s)
       return finish(fail("rank " + std::to_string(worldRank) + ": " +
                          s.message()));
+    weights->release();
     runRank(*program, *comm, m, states[0]);
   } else {
     // The ranks share this machine's cores; so do their GEMMs.
@@ -576,6 +578,8 @@ int main(int argc, char **argv) {
     for (int r = 0; r < numRanks; ++r)
       if (Status s = prepareRank(m, r, feeds, *weights, states[r]); !s)
         return finish(fail("rank " + std::to_string(r) + ": " + s.message()));
+    // Every rank has its blocks: the step holds one copy of the weights.
+    weights->release();
     std::vector<std::thread> threads;
     std::vector<std::unique_ptr<Communicator>> comms;
     for (int r = 0; r < numRanks; ++r) {
@@ -781,7 +785,10 @@ int main(int argc, char **argv) {
     if (m.peakTemporaryBytes >= 0)
       llvm::outs() << llvm::format(" (planned %lld bytes)",
                                    (long long)m.peakTemporaryBytes);
-    llvm::outs() << "\n";
+    llvm::outs() << llvm::format(
+        "; the allocator holds %lld bytes for the program's buffers (in use "
+        "or cached for reuse, all ranks of this process)\n",
+        (long long)reservedProgramBytes());
     for (size_t i = 0; i < m.collectiveSites.size(); ++i) {
       const SiteStats &st = states[0].stats[i];
       llvm::outs() << llvm::format(

@@ -45,6 +45,9 @@ void recordGemms(int64_t m, int64_t n, int64_t k, int64_t count,
 /// manifest's peak_temporary_bytes (tp-free-after-last-use's plan).
 void resetTemporaryPeak();
 int64_t temporaryPeak();
+/// Host bytes the process's caching allocator holds (in use or cached for
+/// reuse), for all ranks of the process.
+int64_t reservedProgramBytes();
 
 /// Threads each GEMM may use (OpenBLAS); ranks that are threads share cores.
 void setGemmThreads(int threads);

@@ -19,6 +19,10 @@ public:
   /// t.dtype). For external-data models only that block is read from disk.
   virtual Status loadBlock(const TensorSpec &t, const Mesh &mesh, int rank,
                            void *local) const = 0;
+  /// Drops the model's weights from memory once every rank has its blocks
+  /// (a step then holds one copy of them, as PyTorch does); loadBlock fails
+  /// afterwards, and saveWithWeights reads the model file again.
+  virtual void release() = 0;
   /// Writes the model to `path` (binary ONNX, weights embedded) with the
   /// given initializers' data replaced (name -> raw little-endian bytes).
   virtual Status saveWithWeights(

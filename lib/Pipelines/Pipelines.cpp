@@ -20,7 +20,8 @@ static constexpr const char *kBufferize =
     "function-boundary-type-conversion=identity-layout-map},"
     // Results become caller-provided buffers; temporaries are freed.
     "buffer-results-to-out-params{modify-public-functions hoist-static-allocs},"
-    "buffer-deallocation-pipeline,tp-free-after-last-use,";
+    "buffer-deallocation-pipeline,tp-free-after-last-use,"
+    "tp-find-in-place-updates,";
 static constexpr const char *kCpuLinalgToLoops =
     "tp-lower-matmul-to-blas,"
     "func.func(convert-linalg-to-loops),tp-outline-loop-nests,";

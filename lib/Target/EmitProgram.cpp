@@ -112,6 +112,23 @@ LogicalResult tp::emitCudaStage(ModuleOp module, const Target &target,
   return success();
 }
 
+/// A manifest entry's bytes on one device.
+static int64_t localBytes(const llvm::json::Object &entry) {
+  int64_t n = 1;
+  if (const llvm::json::Array *shape = entry.getArray("local_shape"))
+    for (const llvm::json::Value &d : *shape)
+      n *= d.getAsInteger().value_or(0);
+  StringRef dtype = entry.getString("dtype").value_or("");
+  int64_t size = 4;
+  if (dtype == "f64" || dtype == "i64")
+    size = 8;
+  else if (dtype == "f16" || dtype == "bf16" || dtype == "i16")
+    size = 2;
+  else if (dtype == "i1" || dtype == "i8")
+    size = 1;
+  return n * size;
+}
+
 /// The device's share of the arguments and results, by kind.
 static ProgramMemory signatureMemory(func::FuncOp func) {
   auto bytes = [](Type t) {
@@ -165,6 +182,7 @@ LogicalResult tp::emitProgram(ModuleOp module,
     return failure();
   if (options.memory)
     *options.memory = signatureMemory(func);
+  unsigned numArgs = func.getNumArguments();
   // tp's argument and result attributes have done their job (the manifest
   // has them); LLVM translation does not know them.
   for (unsigned i = 0; i < func.getNumArguments(); ++i)
@@ -181,6 +199,25 @@ LogicalResult tp::emitProgram(ModuleOp module,
                : "bufferizing and lowering to LLVM (loops, BLAS calls)");
   if (failed(toLLVM.run(module)))
     return failure();
+  // Results tp-find-in-place-updates lets the runtime write into their
+  // argument's buffer (CPU programs; a CUDA program's buffers are staged).
+  if (auto pairs = module->getAttrOfType<ArrayAttr>("tp.in_place_updates");
+      pairs && !options.target.cuda) {
+    llvm::json::Array *args = manifest->getArray("arguments");
+    llvm::json::Array *results = manifest->getArray("results");
+    for (Attribute attr : pairs) {
+      ArrayRef<int64_t> pair = cast<DenseI64ArrayAttr>(attr).asArrayRef();
+      int64_t r = pair[0] - int64_t(numArgs), a = pair[1];
+      if (r < 0 || r >= int64_t(results->size()) || a >= int64_t(numArgs))
+        continue;
+      llvm::json::Object *result = (*results)[r].getAsObject();
+      if (result->getString("name") == (*args)[a].getAsObject()->getString("name")) {
+        result->try_emplace("in_place", true);
+        if (options.memory)
+          options.memory->results -= localBytes(*result);
+      }
+    }
+  }
   // tp-free-after-last-use's plan, for tp-run --profile to compare with.
   if (auto peak = module->getAttrOfType<IntegerAttr>("tp.peak_temporary_bytes")) {
     (*manifest)["peak_temporary_bytes"] = peak.getInt();

@@ -23,8 +23,10 @@
 #include <cstdlib>
 #include <cstring>
 #include <dlfcn.h>
+#include <map>
 #include <mpi.h>
 #include <thread>
+#include <utility>
 
 namespace py = pybind11;
 using namespace tprt;
@@ -146,8 +148,14 @@ public:
           check(weights->loadBlock(t, m.mesh, localRanks[i],
                                    b.args.back().data()));
       }
-      for (const TensorSpec &t : m.results)
-        b.results.emplace_back(t.localElements() * dtypeSize(t.dtype));
+      for (size_t r = 0; r < m.results.size(); ++r) {
+        const TensorSpec &t = m.results[r];
+        // An in-place update's result owns its weight's buffer.
+        if (int a = m.inPlaceArgument(r); a >= 0)
+          b.results.push_back(std::exchange(b.args[a], {}));
+        else
+          b.results.emplace_back(t.localElements() * dtypeSize(t.dtype));
+      }
       b.stats.resize(m.collectiveSites.size());
     }
     // The ranks hold their blocks: one copy of the weights, as in PyTorch.
@@ -156,8 +164,12 @@ public:
       for (size_t a = 0; a < m.arguments.size(); ++a)
         if ((m.arguments[a].kind == "param" ||
              m.arguments[a].kind == "state") &&
-            m.arguments[a].name == m.results[r].name)
-          feedback.emplace_back(r, a);
+            m.arguments[a].name == m.results[r].name) {
+          if (m.inPlaceArgument(r) >= 0)
+            sharedResult[a] = int(r);
+          else
+            feedback.emplace_back(r, a);
+        }
   }
 
   py::list describe(bool arguments) const {
@@ -205,7 +217,7 @@ public:
         py::array::ensure(array, py::array::c_style | py::array::forcecast);
     for (size_t i = 0; i < localRanks.size(); ++i)
       extractBlock(t, m.mesh, localRanks[i], contiguous.data(),
-                   ranks[i].args[index].data(), dtypeSize(t.dtype));
+                   argument(i, index).data(), dtypeSize(t.dtype));
   }
 
   /// One step on every local rank; returns the seconds the program ran
@@ -219,8 +231,8 @@ public:
                         nullptr};
         setRankContext(&ctx);
         std::vector<void *> args, results;
-        for (auto &a : ranks[i].args)
-          args.push_back(a.data());
+        for (size_t a = 0; a < ranks[i].args.size(); ++a)
+          args.push_back(argument(i, a).data());
         for (auto &r : ranks[i].results)
           results.push_back(r.data());
         seconds[i] = program->run(args, results);
@@ -260,7 +272,7 @@ public:
     py::array out(numpyDtype(t.dtype),
                   t.onnxShape.empty() ? t.shape : t.onnxShape);
     auto local = [&](size_t i) -> const std::vector<char> & {
-      return argument ? ranks[i].args[index] : ranks[i].results[index];
+      return argument ? this->argument(i, index) : ranks[i].results[index];
     };
     size_t es = dtypeSize(t.dtype);
     if (mpi) {
@@ -330,6 +342,17 @@ public:
   int64_t stepCount() const { return steps; }
 
 private:
+  /// Argument `a`'s buffer on local rank `i`: the result's, when an
+  /// in-place update's result owns it.
+  std::vector<char> &argument(size_t i, size_t a) {
+    auto it = sharedResult.find(a);
+    return it == sharedResult.end() ? ranks[i].args[a]
+                                    : ranks[i].results[it->second];
+  }
+  const std::vector<char> &argument(size_t i, size_t a) const {
+    return const_cast<Session *>(this)->argument(i, a);
+  }
+
   static int find(const std::vector<TensorSpec> &specs,
                   const std::string &name) {
     for (size_t i = 0; i < specs.size(); ++i)
@@ -348,6 +371,8 @@ private:
   std::vector<std::unique_ptr<Communicator>> comms;
   std::vector<RankBuffers> ranks;
   std::vector<std::pair<size_t, size_t>> feedback;
+  /// Argument -> the in-place result that owns its buffer.
+  std::map<size_t, int> sharedResult;
 };
 
 // MPI, for the package's process-per-rank mode (under mpirun).

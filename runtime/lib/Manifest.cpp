@@ -121,6 +121,7 @@ Status ManifestParser::readTensor(const llvm::json::Value &v,
       t.torchNames.push_back(n.getAsString()->str());
     }
   t.torchTransposed = o->getBoolean("torch_transposed").value_or(false);
+  t.inPlace = o->getBoolean("in_place").value_or(false);
   t.dtype = dtypeFromName(o->getString("dtype").value_or("").str());
   if (t.dtype < 0)
     return bad(what + " has an unsupported dtype");
@@ -242,6 +243,16 @@ Status ManifestParser::parse(const llvm::json::Object &root) {
     for (const auto &[copy, weight] : *tied)
       m.tiedCopies.emplace_back(copy.str(),
                                 weight.getAsString().value_or("").str());
+  for (size_t r = 0; r < m.results.size(); ++r) {
+    if (!m.results[r].inPlace)
+      continue;
+    int a = m.inPlaceArgument(r);
+    if (a < 0 || m.arguments[a].localShape != m.results[r].localShape ||
+        m.arguments[a].dtype != m.results[r].dtype)
+      return bad("result '" + m.results[r].name +
+                 "' is in_place but no weight or state argument of its name, "
+                 "local shape and dtype takes its buffer");
+  }
   if (const llvm::json::Value *peak = root.get("peak_temporary_bytes")) {
     std::optional<int64_t> bytes = peak->getAsInteger();
     if (!bytes || *bytes < 0)
@@ -249,6 +260,16 @@ Status ManifestParser::parse(const llvm::json::Object &root) {
     m.peakTemporaryBytes = *bytes;
   }
   return Status::ok();
+}
+
+int Manifest::inPlaceArgument(size_t r) const {
+  if (!results[r].inPlace)
+    return -1;
+  for (size_t a = 0; a < arguments.size(); ++a)
+    if ((arguments[a].kind == "param" || arguments[a].kind == "state") &&
+        arguments[a].name == results[r].name)
+      return int(a);
+  return -1;
 }
 
 Status Manifest::parse(const std::string &path, const std::string &text,

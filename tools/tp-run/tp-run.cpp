@@ -34,6 +34,7 @@
 #include <map>
 #include <mpi.h>
 #include <thread>
+#include <utility>
 #include <unistd.h>
 #include "Compare.h"
 #include "FaultInjection.h"
@@ -224,8 +225,15 @@ Status prepareRank(const Manifest &m, int rank,
       }
     }
   }
-  for (const TensorSpec &t : m.results)
-    st.results.emplace_back(t.localElements() * dtypeSize(t.dtype));
+  for (size_t r = 0; r < m.results.size(); ++r) {
+    const TensorSpec &t = m.results[r];
+    // An in-place update's result takes its weight's buffer (the step
+    // holds one copy of the weights), which the result then owns.
+    if (int a = m.inPlaceArgument(r); a >= 0)
+      st.results.push_back(std::exchange(st.args[a], {}));
+    else
+      st.results.emplace_back(t.localElements() * dtypeSize(t.dtype));
+  }
   st.stats.resize(m.collectiveSites.size());
   return Status::ok();
 }
@@ -263,8 +271,11 @@ void runRank(const Program &program, Communicator &comm, const Manifest &m,
   std::vector<void *> args, results;
   for (auto &a : st.args)
     args.push_back(a.data());
-  for (auto &r : st.results)
-    results.push_back(r.data());
+  for (size_t r = 0; r < st.results.size(); ++r) {
+    results.push_back(st.results[r].data());
+    if (int a = m.inPlaceArgument(r); a >= 0)
+      args[a] = results.back();
+  }
   auto feedback = weightFeedback(m);
   int loss = resultNamed(m, "loss");
   int iterations = stepCount(m);
@@ -290,11 +301,13 @@ void runRank(const Program &program, Communicator &comm, const Manifest &m,
       llvm::outs() << llvm::format("step %d: loss %.8g\n", k + 1, value);
       llvm::outs().flush();
     }
-    // The next step trains the updated weights (same layout, same size).
+    // The next step trains the updated weights (same layout, same size;
+    // an in-place update wrote them there already).
     if (k + 1 < iterations)
       for (auto [r, a] : feedback)
-        std::memcpy(st.args[a].data(), st.results[r].data(),
-                    st.args[a].size());
+        if (m.inPlaceArgument(r) < 0)
+          std::memcpy(st.args[a].data(), st.results[r].data(),
+                      st.args[a].size());
   }
   markProgress(Activity::Finished);
   setRankContext(nullptr);

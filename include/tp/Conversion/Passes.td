@@ -63,6 +63,23 @@ def TPFreeAfterLastUse : Pass<"tp-free-after-last-use", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::memref::MemRefDialect"];
 }
 
+def TPFindInPlaceUpdates : Pass<"tp-find-in-place-updates", "::mlir::ModuleOp"> {
+  let summary = "Find the results that may share their argument's buffer";
+  let description = [{
+    Runs on buffers after buffer-results-to-out-params, where a training
+    step's updated weights and optimizer state are output buffers written
+    by one elementwise op reading the argument they update at the same
+    index (`w - lr * g`). When that op is the first to touch the output and
+    nothing reads the argument after it, the output may be the argument's
+    own buffer: the update happens in place and the step holds one copy of
+    the weights, not two. Records each such (output argument, argument)
+    pair, as argument numbers after bufferization, in the module's
+    `tp.in_place_updates`; the manifest marks those results `in_place` and
+    the runtime hands the program the argument's buffer for them.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
+}
+
 def TPOutlineLoopNests : Pass<"tp-outline-loop-nests", "::mlir::ModuleOp"> {
   let summary = "Move every top-level loop nest into a function of its own";
   let description = [{

@@ -26,6 +26,9 @@ struct TensorSpec {
   /// another shape (a fused projection's view); empty otherwise. Outputs,
   /// gradients and saved weights take these dims.
   std::vector<int64_t> onnxShape;
+  /// A result the program may write into the buffer of the argument of the
+  /// same name (an optimizer's in-place update; tp-find-in-place-updates).
+  bool inPlace = false;
   /// Per dim, the mesh axes (indices, major first) splitting it.
   std::vector<std::vector<int>> sharding;
 
@@ -56,6 +59,9 @@ struct Manifest {
 
   /// The hex SHA-256 of manifest.json, which program.so must carry.
   std::string sha256;
+
+  /// The argument whose buffer result `r` shares (inPlace), or -1.
+  int inPlaceArgument(size_t r) const;
 
   static Status load(const std::string &dir, Manifest &out);
   /// The manifest text of `path` (named in messages), every field checked.

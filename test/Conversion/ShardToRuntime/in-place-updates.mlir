@@ -1,0 +1,64 @@
+// tp-find-in-place-updates: an output buffer written first by one
+// elementwise op that reads an argument at the same index (an optimizer's
+// `w - lr * g`), after every other read of that argument, may be the
+// argument's own buffer. The module lists those (output, argument) pairs,
+// as argument numbers.
+// RUN: tp-opt %s -split-input-file --tp-find-in-place-updates | FileCheck %s
+
+#id = affine_map<(d0) -> (d0)>
+
+// The weight is read by the forward pass (a copy here), then updated into
+// output 3; the gradient, output 2, is written before. Output 3 could take
+// the gradient's buffer as well: the manifest keeps the pair whose names
+// match (the weight and its update).
+// CHECK: module attributes {tp.in_place_updates = [array<i64: 3, 0>, array<i64: 3, 2>]}
+// CHECK-LABEL: func.func @sgd
+func.func @sgd(%w: memref<16xf32>, %x: memref<16xf32>, %g: memref<16xf32>, %new_w: memref<16xf32>) {
+  memref.copy %w, %x : memref<16xf32> to memref<16xf32>
+  memref.copy %x, %g : memref<16xf32> to memref<16xf32>
+  linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel"]}
+      ins(%w, %g : memref<16xf32>, memref<16xf32>) outs(%new_w : memref<16xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %d = arith.subf %a, %b : f32
+    linalg.yield %d : f32
+  }
+  return
+}
+
+// -----
+
+#id = affine_map<(d0) -> (d0)>
+
+// The old weight is read after the update: the update cannot take its
+// buffer (only the gradient's, which the names then rule out).
+// CHECK: module attributes {tp.in_place_updates = [array<i64: 2, 1>]}
+// CHECK-LABEL: func.func @read_after
+func.func @read_after(%w: memref<16xf32>, %g: memref<16xf32>, %new_w: memref<16xf32>, %x: memref<16xf32>) {
+  linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel"]}
+      ins(%w, %g : memref<16xf32>, memref<16xf32>) outs(%new_w : memref<16xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %d = arith.subf %a, %b : f32
+    linalg.yield %d : f32
+  }
+  memref.copy %w, %x : memref<16xf32> to memref<16xf32>
+  return
+}
+
+// -----
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#t = affine_map<(d0, d1) -> (d1, d0)>
+
+// The update reads the weight transposed (another element than it
+// writes): not the weight's buffer either.
+// CHECK: module attributes {tp.in_place_updates = [array<i64: 2, 1>]}
+// CHECK-LABEL: func.func @transposed
+func.func @transposed(%w: memref<8x8xf32>, %g: memref<8x8xf32>, %new_w: memref<8x8xf32>) {
+  linalg.generic {indexing_maps = [#t, #id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%w, %g : memref<8x8xf32>, memref<8x8xf32>) outs(%new_w : memref<8x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %d = arith.subf %a, %b : f32
+    linalg.yield %d : f32
+  }
+  return
+}

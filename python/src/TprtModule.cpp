@@ -148,14 +148,7 @@ public:
           check(weights->loadBlock(t, m.mesh, localRanks[i],
                                    b.args.back().data()));
       }
-      for (size_t r = 0; r < m.results.size(); ++r) {
-        const TensorSpec &t = m.results[r];
-        // An in-place update's result owns its weight's buffer.
-        if (int a = m.inPlaceArgument(r); a >= 0)
-          b.results.push_back(std::exchange(b.args[a], {}));
-        else
-          b.results.emplace_back(t.localElements() * dtypeSize(t.dtype));
-      }
+      b.results = makeResultBuffers(m, b.args);
       b.stats.resize(m.collectiveSites.size());
     }
     // The ranks hold their blocks: one copy of the weights, as in PyTorch.

@@ -1,11 +1,13 @@
 //===- Program.cpp - load and call a compiled program ---------------------===//
 #include "tprt/Program.h"
+#include "tprt/DType.h"
 
 #include <chrono>
 #include <cstring>
 #include <dlfcn.h>
 #include <elf.h>
 #include <fstream>
+#include <utility>
 #include <vector>
 #ifdef TPRT_HAVE_CUDA
 #include "tprt/Cuda.h"
@@ -100,6 +102,20 @@ Status Program::load(const Manifest &m, std::unique_ptr<Program> &out) {
     return Status::error(path + ": no entry point '" + m.entry + "'");
   out = std::move(p);
   return Status::ok();
+}
+
+std::vector<std::vector<char>>
+tprt::makeResultBuffers(const Manifest &m,
+                        std::vector<std::vector<char>> &args) {
+  std::vector<std::vector<char>> results;
+  for (size_t r = 0; r < m.results.size(); ++r) {
+    const TensorSpec &t = m.results[r];
+    if (int a = m.inPlaceArgument(r); a >= 0)
+      results.push_back(std::exchange(args[a], {}));
+    else
+      results.emplace_back(t.localElements() * dtypeSize(t.dtype));
+  }
+  return results;
 }
 
 Program::~Program() {

@@ -225,15 +225,7 @@ Status prepareRank(const Manifest &m, int rank,
       }
     }
   }
-  for (size_t r = 0; r < m.results.size(); ++r) {
-    const TensorSpec &t = m.results[r];
-    // An in-place update's result takes its weight's buffer (the step
-    // holds one copy of the weights), which the result then owns.
-    if (int a = m.inPlaceArgument(r); a >= 0)
-      st.results.push_back(std::exchange(st.args[a], {}));
-    else
-      st.results.emplace_back(t.localElements() * dtypeSize(t.dtype));
-  }
+  st.results = makeResultBuffers(m, st.args);
   st.stats.resize(m.collectiveSites.size());
   return Status::ok();
 }

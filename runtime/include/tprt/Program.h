@@ -52,6 +52,13 @@ int64_t reservedProgramBytes();
 /// Threads each GEMM may use (OpenBLAS); ranks that are threads share cores.
 void setGemmThreads(int threads);
 
+/// One rank's result buffers (zeroed, in the manifest's order), given its
+/// argument buffers: an in-place update's result takes its argument's
+/// buffer, which `args` then no longer holds (the step keeps one copy of
+/// the weights), and the program gets that buffer for both.
+std::vector<std::vector<char>>
+makeResultBuffers(const Manifest &m, std::vector<std::vector<char>> &args);
+
 class Program {
 public:
   /// dlopen()s dir/program.so (its tprt_* references resolve against this

@@ -34,7 +34,16 @@ def test_loop_matches_tp_run_steps(example, tmp_path):
                                      example_inputs=(data[0][0],))
     step = tp.train_step(tp_model, loss="mse",
                          optimizer=tp.SGD(lr=0.05, momentum=0.9))
-    losses = [step(x, t) for x, t in iter(data)]
+    losses = []
+    for i, (x, t) in enumerate(iter(data)):
+        losses.append(step(x, t))
+        if i == 0:
+            # Step 1's gradients are PyTorch autograd's.
+            reference = torch.nn.functional.mse_loss(model(x), t)
+            expected = torch.autograd.grad(reference, list(model.parameters()))
+            grads = step.get_gradients()
+            for (name, _), g in zip(model.named_parameters(), expected):
+                assert relative_error(grads[name], g) < 1e-4, name
     assert losses[-1] < losses[0]
 
     # The same program under tp-run, one batch per step from files.

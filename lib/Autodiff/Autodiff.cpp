@@ -1,6 +1,7 @@
 //===- Autodiff.cpp - the tp-autodiff pass --------------------------------===//
 #include "tp/Autodiff/Autodiff.h"
 #include "tp/Dialect/TP/IR/TPOps.h"
+#include "tp/Import/ModuleTree.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/IRMapping.h"
@@ -221,6 +222,7 @@ struct TPAutodiffPass : tp::impl::TPAutodiffBase<TPAutodiffPass> {
     accumulate(output, seed);
     // The backward pass goes after the forward ops, in reverse order.
     b.setInsertionPointToEnd(entry);
+    Operation *lastBeforeBackward = &entry->back();
     for (Operation *op : llvm::reverse(ops)) {
       if (op->getNumResults() != 1)
         continue;
@@ -242,6 +244,11 @@ struct TPAutodiffPass : tp::impl::TPAutodiffBase<TPAutodiffPass> {
         if (g && active.contains(v))
           accumulate(v, g);
     }
+
+    if (failed(recomputeCheckpointedModules(step, ModuleTree::build(forward),
+                                            recompute, ops,
+                                            lastBeforeBackward)))
+      return failure();
 
     // Results: loss, gradients, updated weights, new optimizer state.
     b.setInsertionPointToEnd(entry);

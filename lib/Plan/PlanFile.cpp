@@ -106,8 +106,8 @@ std::optional<std::string> tp::readPlanFile(StringRef path, Plan &plan) {
   }
   if (!doc.is_object())
     return where + "a plan is a JSON object with \"mesh\", \"plan\", "
-                   "\"data_parallel\", \"sync_batchnorm\", \"inputs\", "
-                   "\"outputs\"";
+                   "\"data_parallel\", \"sync_batchnorm\", \"recompute\", "
+                   "\"inputs\", \"outputs\"";
   for (auto &[key, value] : doc.items()) {
     if (key == "mesh") {
       if (!value.is_object())
@@ -142,6 +142,14 @@ std::optional<std::string> tp::readPlanFile(StringRef path, Plan &plan) {
       if (!value.is_boolean())
         return where + "\"sync_batchnorm\" must be true or false";
       plan.syncBatchNorm = value.get<bool>();
+    } else if (key == "recompute") {
+      bool strings = value.is_array() &&
+                     llvm::all_of(value, [](auto &v) { return v.is_string(); });
+      if (!strings)
+        return where + "\"recompute\" must be a list of module names, like "
+                       "[\"layers.*\"]";
+      for (auto &v : value)
+        plan.recompute.push_back(v.get<std::string>());
     } else if (key == "inputs" || key == "outputs") {
       if (!value.is_object())
         return where + "\"" + key + "\" must map names to layouts";
@@ -154,7 +162,7 @@ std::optional<std::string> tp::readPlanFile(StringRef path, Plan &plan) {
     } else {
       return where + "unknown key \"" + key +
              "\" (expected mesh, plan, data_parallel, sync_batchnorm, "
-             "inputs, outputs)";
+             "recompute, inputs, outputs)";
     }
   }
   return std::nullopt;

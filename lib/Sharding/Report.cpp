@@ -112,6 +112,58 @@ static std::string perRank(ArrayRef<int64_t> real, int64_t whole) {
            " + " + std::to_string(whole - n);
   return "per rank, real + padding: " + out;
 }
+
+/// Floating-point operations of one op, roughly: 2 M N K for a matmul,
+/// 2 per output element and filter tap for a conv, one per result element
+/// for everything else.
+static double flopsOf(Operation *op) {
+  auto elements = [](Value v) {
+    auto t = dyn_cast<RankedTensorType>(v.getType());
+    return t && t.hasStaticShape() ? double(t.getNumElements()) : 0.0;
+  };
+  if (auto mm = dyn_cast<MatMulOp>(op))
+    return 2 * elements(mm.getResult()) *
+           double(cast<RankedTensorType>(mm.getLhs().getType()).getShape().back());
+  if (isa<ConvOp>(op)) {
+    auto filter = cast<RankedTensorType>(op->getOperand(1).getType());
+    return 2 * elements(op->getResult(0)) *
+           double(filter.getNumElements() / filter.getDimSize(0));
+  }
+  double n = 0;
+  for (Value r : op->getResults())
+    n += elements(r);
+  return n;
+}
+
+/// What activation recomputation (tp-autodiff's `recompute`) costs and
+/// saves on one device: the ops recomputed, their FLOPs against the step's,
+/// and the bytes of the values the backward pass reads from them (which
+/// the forward pass no longer keeps for it).
+struct Recomputation {
+  int64_t ops = 0, bytesNotKept = 0;
+  double flops = 0, stepFlops = 0;
+};
+
+static Recomputation recomputationOf(func::FuncOp func) {
+  Recomputation r;
+  func.walk([&](Operation *op) {
+    if (!isa_and_present<TPDialect>(op->getDialect()))
+      return;
+    double f = flopsOf(op);
+    r.stepFlops += f;
+    if (!op->hasAttr("tp.recomputed"))
+      return;
+    ++r.ops;
+    r.flops += f;
+    for (Value v : op->getResults())
+      if (llvm::any_of(v.getUsers(), [](Operation *user) {
+            return !user->hasAttr("tp.recomputed") &&
+                   isa_and_present<TPDialect>(user->getDialect());
+          }))
+        r.bytesNotKept += bytesOf(v.getType());
+  });
+  return r;
+}
 } // namespace
 
 void tp::printCollectiveReport(ModuleOp module, llvm::raw_ostream &os,
@@ -186,6 +238,14 @@ void tp::printCollectiveReport(ModuleOp module, llvm::raw_ostream &os,
         if (isa<RankedTensorType>(r.getType()))
           activations += bytesOf(r.getType());
     });
+    auto recomputed =
+        module->getAttrOfType<ArrayAttr>("tp.recomputed_modules");
+    Recomputation recomputation = recomputationOf(func);
+    std::string recomputedNames;
+    if (recomputed)
+      for (auto [i, m] : llvm::enumerate(recomputed))
+        recomputedNames += (i ? ", " : "") +
+                           cast<StringAttr>(m).getValue().str();
     double totalMoved = 0;
     int64_t totalBytes = 0;
     for (const Collective &c : collectives) {
@@ -215,6 +275,19 @@ void tp::printCollectiveReport(ModuleOp module, llvm::raw_ostream &os,
            paddedParams ? llvm::json::Value(llvm::json::Array(realParams))
                         : llvm::json::Value(nullptr)},
           {"activation_bytes_per_device", activations}});
+      if (recomputed)
+        funcs.back().getAsObject()->try_emplace(
+            "recompute",
+            llvm::json::Object{
+                {"modules", llvm::json::Array(llvm::map_range(
+                                recomputed, [](Attribute m) {
+                                  return cast<StringAttr>(m).getValue().str();
+                                }))},
+                {"ops", recomputation.ops},
+                {"flops_added_per_device", recomputation.flops},
+                {"step_flops_per_device", recomputation.stepFlops},
+                {"activation_bytes_not_kept_per_device",
+                 recomputation.bytesNotKept}});
       continue;
     }
     os << "collectives of @" << func.getName() << " per device"
@@ -236,6 +309,14 @@ void tp::printCollectiveReport(ModuleOp module, llvm::raw_ostream &os,
                        (long long)params, (long long)activations);
     if (paddedParams)
       os << "  parameter bytes: " << perRank(realParams, params) << "\n";
+    if (recomputed)
+      os << llvm::formatv(
+          "  recomputed in the backward pass ({0}): {1} ops, {2:e3} FLOPs "
+          "added per device ({3:f1}% of the step's {4:e3}); {5} bytes of "
+          "activations per device no longer kept for the backward pass\n",
+          recomputedNames, recomputation.ops, recomputation.flops,
+          100 * recomputation.flops / std::max(recomputation.stepFlops, 1.0),
+          recomputation.stepFlops, recomputation.bytesNotKept);
   }
   if (json)
     os << llvm::formatv("{0:2}", llvm::json::Value(std::move(funcs))) << "\n";

@@ -200,6 +200,15 @@ cl::list<std::string> frozenWeights(
              "(rotary tables, running statistics) as initializers like the "
              "parameters"),
     cl::value_desc("glob"), cl::CommaSeparated, cl::cat(trainCategory));
+cl::list<std::string> recomputeModules(
+    "recompute",
+    cl::desc("Modules whose activations the backward pass recomputes "
+             "instead of keeping them from the forward pass "
+             "(torch.utils.checkpoint per module; --recompute 'layers.*', "
+             "or \"recompute\": [\"layers.*\"] in a plan file): less memory, "
+             "one more forward pass of those modules; --report says how much "
+             "of each"),
+    cl::value_desc("module"), cl::CommaSeparated, cl::cat(trainCategory));
 cl::opt<double> weightDecayOpt(
     "weight-decay",
     cl::desc("Weight decay (SGD: L2 in the gradient; AdamW: decoupled)"),
@@ -315,6 +324,8 @@ int main(int argc, char **argv) {
   }
   options.batchNorm = batchNormMode;
   options.bufferUpdates = train;
+  // The plan file's recompute entries, then --recompute's.
+  std::vector<std::string> recompute;
   {
     // Training-mode BatchNormalization is imported per data-parallel group
     // (DDP) unless SyncBatchNorm: the plan's mesh decides it. A bad plan
@@ -328,6 +339,17 @@ int main(int argc, char **argv) {
       early.dataParallel = dataParallel;
     early.syncBatchNorm |= syncBatchNorm;
     options.batchNormGroups = tp::batchNormGroups(early);
+    recompute = early.recompute;
+    recompute.insert(recompute.end(), recomputeModules.begin(),
+                     recomputeModules.end());
+  }
+  if (!recompute.empty() && !train) {
+    bool fromPlan = recompute.size() > recomputeModules.size();
+    llvm::errs() << "tp-compile: error: recompute '" << recompute.front()
+                 << "' (" << (fromPlan ? planFile.getValue() : "--recompute")
+                 << ") needs --train: only a training step keeps activations "
+                    "for a backward pass\n";
+    return 1;
   }
 
   DialectRegistry registry;
@@ -337,6 +359,9 @@ int main(int argc, char **argv) {
   // gpu-module-to-binary translates kernels to LLVM IR.
   registerAllToLLVMIRTranslations(registry);
   MLIRContext context(registry);
+  // A message names the ONNX node, module or plan entry; the IR of the op
+  // it was raised on (a whole training step, for some) is not for users.
+  context.printOpOnDiagnostic(false);
   // Importer messages already name the model file and ONNX node; print them
   // as one line each, like a compiler does.
   ScopedDiagnosticHandler printer(&context, [](Diagnostic &diag) {
@@ -389,6 +414,7 @@ int main(int argc, char **argv) {
     autodiff.weightDecay = weightDecayOpt;
     autodiff.epsilon = adamEpsilon;
     autodiff.frozen.assign(frozenWeights.begin(), frozenWeights.end());
+    autodiff.recompute.assign(recompute.begin(), recompute.end());
     if (failed(runPasses([&](PassManager &pm) {
           pm.addPass(tp::createTPAutodiff(autodiff));
         })))

@@ -2,6 +2,7 @@
 #ifndef TP_AUTODIFF_AUTODIFF_H
 #define TP_AUTODIFF_AUTODIFF_H
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/Pass/Pass.h"
@@ -13,13 +14,27 @@ namespace mlir::tp {
 /// Attaches VJPOpInterface to every differentiable tp op.
 void registerVJPInterfaceExternalModels(DialectRegistry &registry);
 
-/// tp.one_hot of integer `labels` over all of `type`'s last dim (offset 0):
 /// The ONNX node an op was imported from (its NameLoc), for messages.
 std::string onnxNodeOf(Operation *op);
 
+/// tp.one_hot of integer `labels` over all of `type`'s last dim (offset 0):
 /// the cross-entropy loss and the embedding gradient build it.
 Value buildOneHot(OpBuilder &b, Location loc, RankedTensorType type,
                   Value labels);
+
+class ModuleTree;
+
+/// Activation recomputation (Recompute.cpp): in the training step `step`,
+/// whose forward ops are `forwardOps` and whose backward pass starts after
+/// `lastBeforeBackward`, the backward pass reads recomputed copies of the
+/// values of the modules `patterns` name (plan-style, `layers.*`) instead
+/// of the forward's. Records the modules as `tp.recomputed_modules` on the
+/// parent module; an entry that matches no module is an error.
+LogicalResult recomputeCheckpointedModules(func::FuncOp step,
+                                           const ModuleTree &tree,
+                                           ArrayRef<std::string> patterns,
+                                           ArrayRef<Operation *> forwardOps,
+                                           Operation *lastBeforeBackward);
 
 #define GEN_PASS_DECL
 #include "tp/Autodiff/Passes.h.inc"

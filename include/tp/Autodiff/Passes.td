@@ -49,6 +49,11 @@ def TPAutodiff : Pass<"tp-autodiff", "::mlir::ModuleOp"> {
                "Weights not to train (globs over ONNX or PyTorch names, e.g. "
                "*.inv_freq): buffers such as rotary tables, which an ONNX "
                "file does not tell from parameters">,
+    ListOption<"recompute", "recompute", "std::string",
+               "Modules whose activations the backward pass recomputes "
+               "instead of keeping (torch.utils.checkpoint; plan-style "
+               "patterns over PyTorch's module names, e.g. layers.*): each "
+               "keeps only its inputs from the forward pass">,
   ];
 }
 

@@ -5,6 +5,7 @@
 //   {"mesh": {"dp": 2, "tp": 4},
 //    "plan": {"fc1": "colwise", "fc2": "rowwise", "layers.*.norm": "sequence"},
 //    "data_parallel": "dp",
+//    "recompute": ["layers.*"],
 //    "inputs": {"x": "replicate"}, "outputs": {"y": "replicate"}}
 //
 // or the same on the command line (--mesh dp=2,tp=4 --plan-entry
@@ -42,6 +43,9 @@ struct Plan {
   /// Training-mode BatchNormalization's statistics over the whole batch
   /// (SyncBatchNorm) rather than each data-parallel rank's part (DDP).
   bool syncBatchNorm = false;
+  /// Training: modules whose activations are recomputed in the backward
+  /// pass instead of kept (torch.utils.checkpoint), as module patterns.
+  std::vector<std::string> recompute;
   /// Graph input / output name -> replicate | sequence | shard(d)[@axis].
   std::vector<std::pair<std::string, std::string>> inputs, outputs;
 

@@ -135,22 +135,25 @@ def main():
 
     # --- tp: compile, report, run --------------------------------------
     programs = {}
-    for kind in ("forward", "train"):
+    # "recompute": the training step with every layer checkpointed.
+    for kind in ("forward", "train", "recompute"):
         for tp in (1, 2):
             out = os.path.join(args.workdir, f"{kind}_tp{tp}_{tag}")
             cmd = [tp_compile, model, "--mesh", f"tp={tp}", "--report=json", "-o", out + "/"]
             if tp > 1:
                 cmd += ["--plan-entry", plan]
-            if kind == "train":
+            if kind != "forward":
                 cmd += ["--train", "--lr", "0.1"]
+            if kind == "recompute":
+                cmd += ["--recompute", "layers.*"]
             log(f"compiling {kind} tp={tp}")
             report = json.loads(run(cmd))[0]
             programs[(kind, tp)] = (out, report)
-    step = {}
-    for kind in ("forward", "train"):
+    step, peak_mib = {}, {}
+    for kind in ("forward", "train", "recompute"):
         for label, tp, mpi in (("tp 1 rank", 1, False), ("tp 2 ranks (threads)", 2, False),
                                ("tp 2 ranks (MPI)", 2, True)):
-            if mpi and args.skip_mpi:
+            if mpi and (args.skip_mpi or kind == "recompute"):
                 continue
             out, _ = programs[(kind, tp)]
             cmd = [tp_run, out, "--input", f"x={x_path}", "--repeat", str(args.repeat), "--profile"]
@@ -160,8 +163,12 @@ def main():
                 cmd = ["mpirun", "--allow-run-as-root", "--oversubscribe", "-np", "2",
                        "-x", "OPENBLAS_NUM_THREADS"] + cmd + ["--backend", "mpi"]
             log(f"running {kind}: {label}")
-            text = run(cmd, env)
+            # Peak resident memory of the tp-run process (all its ranks);
+            # under mpirun that would be mpirun's, so not measured.
+            text, _, peak = run_measured(cmd, env)
             step[(kind, label)] = best_step_ms(text) / 1e3
+            if not mpi:
+                peak_mib[(kind, label)] = peak
             if kind == "forward" and tp == 1:
                 results["gemm_profile"] = gemms(text)
                 results["forward_tp1_text"] = text
@@ -174,12 +181,25 @@ def main():
     log("PyTorch Megatron, 2 gloo processes")
     megatron = json.loads(run([sys.executable, os.path.join(HERE, "torch_baseline.py"), "megatron",
                                *torch_cfg, str(max(1, cores // 2))]))
+    log("PyTorch eager, 1 process, torch.utils.checkpoint per layer")
+    checkpoint = json.loads(run([sys.executable, os.path.join(HERE, "torch_baseline.py"),
+                                 "checkpoint", *torch_cfg, str(cores)]))
     baseline = {"tp 1 rank": single, "tp 2 ranks (threads)": megatron, "tp 2 ranks (MPI)": megatron}
     rows = []
     for (kind, label), secs in step.items():
-        base = baseline[label]["forward_s" if kind == "forward" else "train_s"]
+        base = baseline[label]
         base_name = "PyTorch 1 process" if label == "tp 1 rank" else "PyTorch Megatron 2 gloo"
-        rows.append((kind, label, secs, base_name, base, secs / base))
+        if kind == "recompute" and label == "tp 1 rank":
+            base, base_name = checkpoint, "PyTorch 1 process, checkpoint per layer"
+        field = "forward" if kind == "forward" else "train"
+        tp_peak = peak_mib.get((kind, label))
+        rows.append((kind, label, secs, base_name, base[field + "_s"], secs / base[field + "_s"],
+                     tp_peak, base[field + "_peak_mib"]))
+    # The checkpointed steps against plain eager too (what recomputation saves).
+    for kind, label in (("recompute", "tp 1 rank"),):
+        rows.append((kind, label, step[(kind, label)], "PyTorch 1 process (no checkpoint)",
+                     single["train_s"], step[(kind, label)] / single["train_s"],
+                     peak_mib[(kind, label)], single["train_peak_mib"]))
 
     # --- communication -------------------------------------------------------
     per_ar = tokens * D * 4 * 2 * (2 - 1) / 2  # ring all_reduce, 2 devices
@@ -240,10 +260,25 @@ def report_lines(args, cores, rows, comm, gemm_rows, tp_gemm_s, base_gemm_s, pea
     L, D, H, F, B, S = args.layers, args.hidden, args.heads, args.ffn, args.batch, args.seq
     out = [f"Model: {L} layers, hidden {D}, {H} heads, ffn {F}, batch {B} x seq {S} "
            f"({B * S} tokens); {cores} cores; best of {args.repeat} steps.", "",
-           "### Step time against PyTorch eager", "",
-           "| step | tp | seconds | baseline | seconds | tp / baseline |", "|---|---|---|---|---|---|"]
-    for kind, label, secs, base_name, base, ratio in rows:
-        out.append(f"| {kind} | {label} | {secs:.3f} | {base_name} | {base:.3f} | {ratio:.2f} |")
+           "### Step time and peak memory against PyTorch eager", "",
+           "| step | tp | seconds | baseline | seconds | time tp / baseline "
+           "| tp peak MiB | baseline peak MiB | memory tp / baseline |",
+           "|---|---|---|---|---|---|---|---|---|"]
+    for kind, label, secs, base_name, base, ratio, tp_peak, base_peak in rows:
+        step_name = "train, recompute layers.*" if kind == "recompute" else kind
+        mem = (f"{tp_peak:.0f} | {base_peak:.0f} | {tp_peak / base_peak:.2f}" if tp_peak
+               else f"- | {base_peak:.0f} | -")
+        out.append(f"| {step_name} | {label} | {secs:.3f} | {base_name} | {base:.3f} | "
+                   f"{ratio:.2f} | {mem} |")
+    out += ["", "Peak memory: the resident set's high-water mark of the tp-run process "
+                "(weights, inputs and every rank's buffers) and of the PyTorch process after "
+                "its forwards or training steps (the training step's includes the forward's). "
+                "With 2 ranks, tp's threads share one process and the two gloo processes are "
+                "added up (each holds its own copy of PyTorch's libraries); under mpirun "
+                "tp's memory is not measured. \"train, recompute layers.*\" is "
+                "`tp-compile --recompute 'layers.*'`: every layer checkpointed, its "
+                "activations recomputed in the backward pass (PyTorch: "
+                "torch.utils.checkpoint around each layer)."]
     out += ["", f"(The Megatron baseline's forward output differs from the 1-process "
                 f"model's by {megatron['max_abs_diff_vs_single']:.2g} at most.)", "",
             "### Communication per device against Megatron's minimum (tp=2)", "",

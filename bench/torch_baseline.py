@@ -1,10 +1,15 @@
 #!/usr/bin/python3
 """PyTorch eager baselines for bench/run.py, on the same model and cores.
 
-usage: torch_baseline.py <single|megatron> layers hidden heads ffn batch seq repeat threads
+usage: torch_baseline.py <single|checkpoint|megatron> layers hidden heads ffn batch seq repeat threads
 Prints one JSON object: best forward and train-step seconds (train step:
-forward, mean(y^2), backward, plain SGD update, like tp's --train), and the
-forward output's max difference from the single-process model (megatron).
+forward, mean(y^2), backward, plain SGD update, like tp's --train), the
+process's peak resident memory after the forwards and after the training
+steps (MiB; per process for megatron), and the forward output's max
+difference from the single-process model (megatron).
+
+checkpoint: the training step with torch.utils.checkpoint around each layer
+(the baseline for tp-compile --recompute 'layers.*').
 
 megatron: 2 processes on gloo, each with `threads` threads, running
 Megatron's tensor-parallel layers written by hand (bench/transformer.py's
@@ -12,6 +17,7 @@ torch_model with tp_size 2): PyTorch 1.13 has no DTensor.
 """
 import json
 import os
+import resource
 import sys
 import time
 
@@ -22,7 +28,24 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import transformer  # noqa: E402
 
 
-def measure(model, x, repeat):
+def peak_mib():
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def checkpointed(model):
+    """The nn.Sequential's layers each under torch.utils.checkpoint."""
+    from torch.utils.checkpoint import checkpoint
+
+    def run(x):
+        for layer in model:
+            x = checkpoint(layer, x, use_reentrant=False)
+        return x
+    return run
+
+
+def measure(model, x, repeat, checkpoint=False):
+    """Best forward and train-step seconds, and the peak resident MiB after
+    the forwards and after the training steps."""
     with torch.no_grad():
         model(x)  # warm-up
         fwd = []
@@ -30,18 +53,21 @@ def measure(model, x, repeat):
             t = time.perf_counter()
             y = model(x)
             fwd.append(time.perf_counter() - t)
+    fwd_peak = peak_mib()
     params = list(model.parameters())
+    step = checkpointed(model) if checkpoint else model
     train = []
     for _ in range(repeat):
         t = time.perf_counter()
-        out = model(x)
+        out = step(x)
         loss = (out * out).mean()
         grads = torch.autograd.grad(loss, params)
         with torch.no_grad():
             for p, g in zip(params, grads):
                 p -= 0.1 * g
         train.append(time.perf_counter() - t)
-    return min(fwd), min(train), y
+    return {"forward_s": min(fwd), "train_s": min(train), "forward_peak_mib": fwd_peak,
+            "train_peak_mib": peak_mib()}, y
 
 
 def main():
@@ -51,9 +77,10 @@ def main():
     w = transformer.weights(layers, hidden, ffn)
     x = torch.from_numpy(np.random.default_rng(1).standard_normal(
         (batch, seq, hidden)).astype(np.float32))
-    if mode == "single":
-        fwd, train, _ = measure(transformer.torch_model(w, layers, hidden, heads, ffn), x, repeat)
-        print(json.dumps({"forward_s": fwd, "train_s": train}))
+    if mode in ("single", "checkpoint"):
+        result, _ = measure(transformer.torch_model(w, layers, hidden, heads, ffn), x, repeat,
+                            checkpoint=mode == "checkpoint")
+        print(json.dumps(result))
         return
     import torch.distributed as dist
     import torch.multiprocessing as mp
@@ -64,9 +91,8 @@ def main():
         torch.set_num_threads(threads)
         model = transformer.torch_model(w, layers, hidden, heads, ffn, rank, 2,
                                         dist.group.WORLD)
-        fwd, train, y = measure(model, x, repeat)
-        if rank == 0:
-            queue.put((fwd, train, y.numpy()))
+        result, y = measure(model, x, repeat)
+        queue.put((rank, result, y.numpy()))
         dist.barrier()
         dist.destroy_process_group()
 
@@ -75,13 +101,17 @@ def main():
     procs = [ctx.Process(target=worker, args=(r, queue)) for r in range(2)]
     for p in procs:
         p.start()
-    fwd, train, y = queue.get()
+    results = dict((rank, (result, y)) for rank, result, y in (queue.get(), queue.get()))
     for p in procs:
         p.join()
+    result, y = results[0]
     with torch.no_grad():
         ref = transformer.torch_model(w, layers, hidden, heads, ffn)(x).numpy()
-    print(json.dumps({"forward_s": fwd, "train_s": train,
-                      "max_abs_diff_vs_single": float(np.abs(y - ref).max())}))
+    # Memory: the two processes together (tp's threads hold both ranks in one).
+    for key in ("forward_peak_mib", "train_peak_mib"):
+        result[key] = results[0][0][key] + results[1][0][key]
+    result["max_abs_diff_vs_single"] = float(np.abs(y - ref).max())
+    print(json.dumps(result))
 
 
 if __name__ == "__main__":

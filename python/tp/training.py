@@ -41,7 +41,8 @@ class TrainStep:
     compiled module's forward reads the trained weights.
     """
 
-    def __init__(self, module, loss, optimizer, labels, frozen, bucket_mb):
+    def __init__(self, module, loss, optimizer, labels, frozen, bucket_mb,
+                 recompute):
         self.module = module
         self.loss = loss
         self.takes_labels = labels
@@ -51,6 +52,7 @@ class TrainStep:
         if labels and loss == "mse":
             flags.append("--labels")
         flags += ["--frozen=" + f for f in frozen]
+        flags += ["--recompute=" + m for m in recompute]
         if bucket_mb is not None:
             flags.append("--bucket-mb=%r" % bucket_mb)
         self._flags = flags
@@ -133,7 +135,7 @@ class TrainStep:
 
 
 def train_step(module, loss="mse", optimizer=None, *, labels=None,
-               frozen=(), bucket_mb=None):
+               frozen=(), bucket_mb=None, recompute=()):
     """Compiles the training step of a compiled module (tp-autodiff: loss,
     every gradient, the optimizer's update).
 
@@ -143,6 +145,11 @@ def train_step(module, loss="mse", optimizer=None, *, labels=None,
     optimizer: tp.SGD(...), tp.AdamW(...), or None (gradients only).
     labels: whether step() takes labels (default: yes for mse and
       cross_entropy).
+    frozen: weights not to train (globs over PyTorch or ONNX names).
+    bucket_mb: DDP's bucket_cap_mb for the gradient all_reduces.
+    recompute: modules (named as model.named_modules() prints them, `*`
+      for one part: "layers.*") whose activations the backward pass
+      recomputes instead of keeping, as torch.utils.checkpoint around each.
     """
     if not isinstance(module, CompiledModule):
         raise Error("train_step takes what tp.parallelize_module returned, "
@@ -158,4 +165,7 @@ def train_step(module, loss="mse", optimizer=None, *, labels=None,
     if optimizer is not None and not isinstance(optimizer, (SGD, AdamW)):
         raise Error("optimizer: tp.SGD(...) or tp.AdamW(...), got %s"
                     % type(optimizer).__name__)
-    return TrainStep(module, loss, optimizer, labels, list(frozen), bucket_mb)
+    if isinstance(recompute, str):
+        recompute = [recompute]
+    return TrainStep(module, loss, optimizer, labels, list(frozen), bucket_mb,
+                     list(recompute))

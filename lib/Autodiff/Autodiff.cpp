@@ -249,6 +249,8 @@ struct TPAutodiffPass : tp::impl::TPAutodiffBase<TPAutodiffPass> {
                                             recompute, ops,
                                             lastBeforeBackward)))
       return failure();
+    if (rematerialize)
+      rematerializeElementwise(step, ops, lastBeforeBackward);
 
     // Results: loss, gradients, updated weights, new optimizer state.
     b.setInsertionPointToEnd(entry);

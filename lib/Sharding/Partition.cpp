@@ -426,9 +426,10 @@ LogicalResult Partitioner::partitionOp(Operation *op) {
         state.addAttribute(attr.getName(), attr.getValue());
     newOp = b.create(state);
   }
-  // Activation recomputation's mark: --report counts the recomputed ops.
-  if (Attribute mark = op->getAttr("tp.recomputed"))
-    newOp->setAttr("tp.recomputed", mark);
+  // Recomputation's marks: --report counts the recomputed ops.
+  for (StringRef name : {"tp.recomputed", "tp.rematerialized"})
+    if (Attribute mark = op->getAttr(name))
+      newOp->setAttr(name, mark);
   for (auto [i, r] : llvm::enumerate(op->getResults())) {
     local[r] = newOp->getResult(i);
     layouts[r] = outLayouts[i];

@@ -135,29 +135,30 @@ static double flopsOf(Operation *op) {
   return n;
 }
 
-/// What activation recomputation (tp-autodiff's `recompute`) costs and
-/// saves on one device: the ops recomputed, their FLOPs against the step's,
-/// and the bytes of the values the backward pass reads from them (which
-/// the forward pass no longer keeps for it).
+/// What recomputation costs and saves on one device: the ops marked
+/// `mark` (tp.recomputed: --recompute's modules; tp.rematerialized:
+/// elementwise values), their FLOPs against the step's, and the bytes of
+/// the values the backward pass reads from them (which the forward pass no
+/// longer keeps for it).
 struct Recomputation {
   int64_t ops = 0, bytesNotKept = 0;
   double flops = 0, stepFlops = 0;
 };
 
-static Recomputation recomputationOf(func::FuncOp func) {
+static Recomputation recomputationOf(func::FuncOp func, StringRef mark) {
   Recomputation r;
   func.walk([&](Operation *op) {
     if (!isa_and_present<TPDialect>(op->getDialect()))
       return;
     double f = flopsOf(op);
     r.stepFlops += f;
-    if (!op->hasAttr("tp.recomputed"))
+    if (!op->hasAttr(mark))
       return;
     ++r.ops;
     r.flops += f;
     for (Value v : op->getResults())
-      if (llvm::any_of(v.getUsers(), [](Operation *user) {
-            return !user->hasAttr("tp.recomputed") &&
+      if (llvm::any_of(v.getUsers(), [&](Operation *user) {
+            return !user->hasAttr(mark) &&
                    isa_and_present<TPDialect>(user->getDialect());
           }))
         r.bytesNotKept += bytesOf(v.getType());
@@ -240,7 +241,8 @@ void tp::printCollectiveReport(ModuleOp module, llvm::raw_ostream &os,
     });
     auto recomputed =
         module->getAttrOfType<ArrayAttr>("tp.recomputed_modules");
-    Recomputation recomputation = recomputationOf(func);
+    Recomputation recomputation = recomputationOf(func, "tp.recomputed");
+    Recomputation remat = recomputationOf(func, "tp.rematerialized");
     std::string recomputedNames;
     if (recomputed)
       for (auto [i, m] : llvm::enumerate(recomputed))
@@ -288,6 +290,13 @@ void tp::printCollectiveReport(ModuleOp module, llvm::raw_ostream &os,
                 {"step_flops_per_device", recomputation.stepFlops},
                 {"activation_bytes_not_kept_per_device",
                  recomputation.bytesNotKept}});
+      if (remat.ops)
+        funcs.back().getAsObject()->try_emplace(
+            "rematerialize",
+            llvm::json::Object{{"ops", remat.ops},
+                               {"flops_added_per_device", remat.flops},
+                               {"activation_bytes_not_kept_per_device",
+                                remat.bytesNotKept}});
       continue;
     }
     os << "collectives of @" << func.getName() << " per device"
@@ -317,6 +326,12 @@ void tp::printCollectiveReport(ModuleOp module, llvm::raw_ostream &os,
           recomputedNames, recomputation.ops, recomputation.flops,
           100 * recomputation.flops / std::max(recomputation.stepFlops, 1.0),
           recomputation.stepFlops, recomputation.bytesNotKept);
+    if (remat.ops)
+      os << llvm::formatv(
+          "  elementwise values recomputed in the backward pass instead of "
+          "kept: {0} ops, {1:e3} FLOPs added per device; {2} bytes of "
+          "activations per device no longer kept\n",
+          remat.ops, remat.flops, remat.bytesNotKept);
   }
   if (json)
     os << llvm::formatv("{0:2}", llvm::json::Value(std::move(funcs))) << "\n";

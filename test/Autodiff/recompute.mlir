@@ -3,8 +3,10 @@
 // module's inputs right before the first backward op that needs one; the
 // forward's own values then have only forward readers. The copies carry
 // tp.recomputed (CSE keeps them apart) and the module list is recorded.
-// RUN: tp-opt %s -split-input-file --tp-autodiff='optimizer=none recompute=layers.*' | FileCheck %s
-// RUN: not tp-opt %s -split-input-file --tp-autodiff='optimizer=none recompute=layer.0' 2>&1 | FileCheck %s --check-prefix=NOMATCH
+// (rematerialize=false: the elementwise rematerialization, on by default,
+// would recompute these elementwise layers by itself.)
+// RUN: tp-opt %s -split-input-file --tp-autodiff='optimizer=none rematerialize=false recompute=layers.*' | FileCheck %s
+// RUN: not tp-opt %s -split-input-file --tp-autodiff='optimizer=none rematerialize=false recompute=layer.0' 2>&1 | FileCheck %s --check-prefix=NOMATCH
 
 // Two layers out = tanh(in * w) * in: tanh's backward and the product's read
 // the tanh, which each layer recomputes from its input and weight. Layer 0's

@@ -209,6 +209,14 @@ cl::list<std::string> recomputeModules(
              "one more forward pass of those modules; --report says how much "
              "of each"),
     cl::value_desc("module"), cl::CommaSeparated, cl::cat(trainCategory));
+cl::opt<bool> rematerializeOpt(
+    "rematerialize",
+    cl::desc("Recompute in the backward pass, instead of keeping from the "
+             "forward pass, the values an elementwise op computes from values "
+             "kept anyway (a decomposed GELU's or layer norm's intermediates): "
+             "less memory, the same results (default: on; "
+             "--rematerialize=false keeps them)"),
+    cl::init(true), cl::cat(trainCategory));
 cl::opt<double> weightDecayOpt(
     "weight-decay",
     cl::desc("Weight decay (SGD: L2 in the gradient; AdamW: decoupled)"),
@@ -415,6 +423,7 @@ int main(int argc, char **argv) {
     autodiff.epsilon = adamEpsilon;
     autodiff.frozen.assign(frozenWeights.begin(), frozenWeights.end());
     autodiff.recompute.assign(recompute.begin(), recompute.end());
+    autodiff.rematerialize = rematerializeOpt;
     if (failed(runPasses([&](PassManager &pm) {
           pm.addPass(tp::createTPAutodiff(autodiff));
         })))

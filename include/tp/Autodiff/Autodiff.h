@@ -36,6 +36,14 @@ LogicalResult recomputeCheckpointedModules(func::FuncOp step,
                                            ArrayRef<Operation *> forwardOps,
                                            Operation *lastBeforeBackward);
 
+/// Elementwise rematerialization (Rematerialize.cpp): forward values the
+/// backward pass reads that an elementwise op (or reshape, transpose,
+/// expand) computes from values kept anyway are recomputed before their
+/// first backward reader instead of kept (marked `tp.rematerialized`).
+void rematerializeElementwise(func::FuncOp step,
+                              ArrayRef<Operation *> forwardOps,
+                              Operation *lastBeforeBackward);
+
 #define GEN_PASS_DECL
 #include "tp/Autodiff/Passes.h.inc"
 

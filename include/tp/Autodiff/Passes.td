@@ -54,6 +54,11 @@ def TPAutodiff : Pass<"tp-autodiff", "::mlir::ModuleOp"> {
                "instead of keeping (torch.utils.checkpoint; plan-style "
                "patterns over PyTorch's module names, e.g. layers.*): each "
                "keeps only its inputs from the forward pass">,
+    Option<"rematerialize", "rematerialize", "bool", "true",
+           "Recompute, before their first backward reader, the forward "
+           "values an elementwise op computes from values kept anyway "
+           "(a decomposed GELU's or layer norm's intermediates) instead of "
+           "keeping them: less memory, bit-identical results">,
   ];
 }
 

@@ -41,7 +41,7 @@ def main():
     L, D, H, F, B, S = args.layers, args.hidden, args.heads, args.ffn, args.batch, args.seq
     os.makedirs(args.workdir, exist_ok=True)
     tag = f"l{L}_d{D}_h{H}_f{F}_b{B}_s{S}"
-    model = os.path.abspath(os.path.join(args.workdir, f"transformer_{tag}.onnx"))
+    model = os.path.abspath(transformer.model_path(args.workdir, tag))
     if not os.path.exists(model):
         transformer.write_onnx(model, transformer.weights(L, D, F), L, B, S, D, H,
                                args.workdir)

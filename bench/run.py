@@ -122,7 +122,7 @@ def main():
     L, D, H, F, B, S = args.layers, args.hidden, args.heads, args.ffn, args.batch, args.seq
     tokens = B * S
     tag = f"l{L}_d{D}_h{H}_f{F}_b{B}_s{S}"
-    model = os.path.join(args.workdir, f"transformer_{tag}.onnx")
+    model = transformer.model_path(args.workdir, tag)
     x_path = os.path.join(args.workdir, f"x_{tag}.npy")
     if not os.path.exists(model):
         log(f"writing {model}")
@@ -232,7 +232,7 @@ def main():
     # --- compile time against depth ------------------------------------------
     depth_rows = []
     for depth in [int(d) for d in args.depths.split(",") if d]:
-        small = os.path.join(args.workdir, f"depth{depth}.onnx")
+        small = os.path.join(args.workdir, f"depth{depth}_v2.onnx")
         if not os.path.exists(small):
             transformer.write_onnx(small, transformer.weights(depth, 256, 1024), depth, 1, 64, 256, 4,
                                    args.workdir)

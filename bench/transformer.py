@@ -38,6 +38,12 @@ def add_model_arguments(parser, repeat):
     parser.add_argument("--repeat", type=int, default=repeat)
 
 
+def model_path(workdir, tag):
+    """Where the bench writes the ONNX file of a configuration; v2: scalars
+    are Constant nodes (v1 stored them as initializers, which tp trains)."""
+    return os.path.join(workdir, f"transformer_v2_{tag}.onnx")
+
+
 def weights(layers, hidden, ffn, seed=0):
     """name -> float32 array, PyTorch's layouts."""
     rng = np.random.default_rng(seed)
@@ -85,9 +91,13 @@ def write_onnx(path, w, layers, batch, seq, hidden, heads, workdir):
             vi.type.tensor_type.shape.dim.add(dim_value=d)
 
     def const(name, values, dtype=pb.TensorProto.INT64):
-        t = g.initializer.add(name=name, data_type=dtype, dims=[len(values)])
+        """A Constant node, as torch.onnx.export writes Python numbers and
+        shapes (an initializer would be a weight: trained)."""
+        n = g.node.add(op_type="Constant", name=name, output=[name])
+        a = n.attribute.add(name="value", type=pb.AttributeProto.TENSOR)
+        a.t.data_type, a.t.dims[:] = dtype, [len(values)]
         arr = np.array(values, np.int64 if dtype == pb.TensorProto.INT64 else np.float32)
-        t.raw_data = arr.tobytes()
+        a.t.raw_data = arr.tobytes()
         return name
 
     def node(op, inputs, output, name, **attrs):

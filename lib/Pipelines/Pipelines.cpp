@@ -15,6 +15,10 @@ using namespace mlir;
 static constexpr const char *kLowerToRuntimeCalls =
     "tp-lower-to-linalg,func.func(tp-fuse-elementwise),"
     "tp-lower-collectives{target=%s}";
+// On the CPU, a model's repeated layers are compiled once.
+static constexpr const char *kCpuLowerToRuntimeCalls =
+    "tp-lower-to-linalg,func.func(tp-fuse-elementwise),"
+    "tp-outline-repeated-layers,tp-lower-collectives{target=cpu}";
 static constexpr const char *kBufferize =
     "one-shot-bufferize{bufferize-function-boundaries "
     "function-boundary-type-conversion=identity-layout-map},"
@@ -81,6 +85,8 @@ static LogicalResult parse(OpPassManager &pm, StringRef text,
 
 LogicalResult tp::buildLowerToRuntimeCallsPipeline(OpPassManager &pm,
                                                    const tp::Target &target) {
+  if (!target.cuda && !target.gpuLoopsOnCpu && target.outlineLayers)
+    return parse(pm, kCpuLowerToRuntimeCalls);
   return parse(pm, kLowerToRuntimeCalls, target.cuda ? "cuda" : "cpu");
 }
 

@@ -25,6 +25,8 @@
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Target/TargetMachine.h"
+#include "llvm/Transforms/Utils/BasicBlockUtils.h"
+#include "llvm/Transforms/Utils/Cloning.h"
 #include "llvm/TargetParser/Host.h"
 
 using namespace mlir;
@@ -33,6 +35,43 @@ using namespace mlir::tp;
 /// `void tp_entry(void **args)`: calls `_mlir_ciface_<func>` with args[i] as
 /// its i-th argument (memref descriptor pointers: inputs, weights, then
 /// result buffers), so that the runtime calls every program the same way.
+/// tp_entry calls the C interface, which calls the step with every memref
+/// descriptor expanded into scalars: for a deep model calls of thousands
+/// of arguments, on which LLVM's instruction selection takes seconds that
+/// grow faster than the call. Both are inlined into tp_entry, which then
+/// reads each descriptor where its slot points. A step that is one block
+/// of calls (tp-outline-loop-nests made it `optnone`) is cut into blocks
+/// of at most kMaxBlock instructions: unoptimized instruction selection
+/// falls back from its fast path to the general one for the rest of a
+/// block at the first aggregate (a descriptor), and the general one's time
+/// grows faster than the block.
+static void flattenEntry(llvm::Module &module, llvm::Function *entry,
+                         llvm::Function *cInterface, llvm::Function *step) {
+  constexpr unsigned kMaxBlock = 256;
+  bool straightLine = step && step->hasFnAttribute(llvm::Attribute::OptimizeNone);
+  for (llvm::Function *callee : {cInterface, step}) {
+    if (!callee)
+      continue;
+    for (llvm::User *user : llvm::make_early_inc_range(callee->users()))
+      if (auto *call = dyn_cast<llvm::CallBase>(user);
+          call && call->getFunction() == entry) {
+        llvm::InlineFunctionInfo info;
+        (void)llvm::InlineFunction(*call, info);
+      }
+    if (callee->use_empty())
+      callee->eraseFromParent();
+  }
+  if (!straightLine)
+    return;
+  entry->addFnAttr(llvm::Attribute::NoInline);
+  entry->addFnAttr(llvm::Attribute::OptimizeNone);
+  for (llvm::BasicBlock &bb : llvm::make_early_inc_range(*entry)) {
+    llvm::BasicBlock *block = &bb;
+    while (block->size() > kMaxBlock)
+      block = llvm::SplitBlock(block, std::next(block->begin(), kMaxBlock));
+  }
+}
+
 static LogicalResult addEntryPoint(llvm::Module &module, StringRef func,
                                    Location loc) {
   llvm::Function *target =
@@ -53,6 +92,7 @@ static LogicalResult addEntryPoint(llvm::Module &module, StringRef func,
   }
   b.CreateCall(target, args);
   b.CreateRetVoid();
+  flattenEntry(module, entry, target, module.getFunction(func));
   return success();
 }
 

@@ -98,6 +98,12 @@ cl::opt<std::string> archOpt(
 cl::opt<int64_t> blockSizeOpt(
     "block-size", cl::desc("CUDA: threads per block of generated kernels"),
     cl::init(256), cl::cat(category));
+cl::opt<bool> outlineLayers(
+    "outline-layers",
+    cl::desc("CPU: compile a model's repeated layers once, as one function "
+             "per distinct layer called for each (default: on; "
+             "--outline-layers=false compiles every layer inline)"),
+    cl::init(true), cl::cat(category));
 cl::opt<bool> gpuLoopsOnCpu(
     "gpu-loops-on-cpu",
     cl::desc("A CPU program whose loops are the CUDA target's kernels "
@@ -290,6 +296,7 @@ int main(int argc, char **argv) {
   target.arch = archOpt;
   target.blockSize = blockSizeOpt;
   target.gpuLoopsOnCpu = gpuLoopsOnCpu;
+  target.outlineLayers = outlineLayers;
   if (gpuLoopsOnCpu && target.cuda) {
     llvm::errs() << "tp-compile: error: --gpu-loops-on-cpu builds a CPU "
                     "program; it does not go with --target cuda or "

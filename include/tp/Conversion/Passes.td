@@ -80,6 +80,31 @@ def TPFindInPlaceUpdates : Pass<"tp-find-in-place-updates", "::mlir::ModuleOp"> 
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
 }
 
+def TPOutlineRepeatedLayers
+    : Pass<"tp-outline-repeated-layers", "::mlir::ModuleOp"> {
+  let summary = "Compile a model's repeated layers once: one function per "
+                "distinct layer, called for each";
+  let description = [{
+    Runs on the per-device program in linalg on tensors, before the
+    collectives are lowered. The ops of one layer (their ONNX node names
+    share a numbered scope, `/model/layers.3/...`) that follow one another
+    form a run: a layer's forward ops, and its backward ops in a training
+    step. Each run moves into a function taking the values it reads (the
+    layer's weights, its input, the activations its backward pass reads)
+    and returning those the rest of the step reads; runs that are the same
+    but for those values call one function, marked `noinline` and named
+    after every layer (`/model/layers.*/mlp/Mul`: the collective sites and
+    messages say so). A run that does not repeat stays inline.
+
+    Bufferization, the lowering to loops and LLVM then see each distinct
+    layer once, so a deep model's compile time and memory grow with its
+    number of distinct layers rather than with its depth.
+  }];
+  let dependentDialects = ["::mlir::func::FuncDialect",
+                           "::mlir::LLVM::LLVMDialect",
+                           "::mlir::scf::SCFDialect"];
+}
+
 def TPOutlineLoopNests : Pass<"tp-outline-loop-nests", "::mlir::ModuleOp"> {
   let summary = "Move every top-level loop nest into a function of its own";
   let description = [{

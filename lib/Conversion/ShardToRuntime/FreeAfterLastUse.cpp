@@ -65,14 +65,21 @@ int64_t allocationBytes(memref::AllocOp alloc) {
 struct TPFreeAfterLastUsePass
     : tp::impl::TPFreeAfterLastUseBase<TPFreeAfterLastUsePass> {
   void runOnOperation() override {
+    // Layers' functions (tp-outline-repeated-layers) first: a call holds
+    // the callee's temporaries at their peak on top of the caller's.
+    llvm::DenseMap<StringRef, int64_t> calleePeaks;
     int64_t peak = 0;
-    for (auto func : getOperation().getOps<func::FuncOp>()) {
-      if (func.isExternal())
-        continue;
-      freeAfterLastUse(func);
-      if (func.isPublic())
-        peak = std::max(peak, plannedPeak(func));
-    }
+    for (bool entry : {false, true})
+      for (auto func : getOperation().getOps<func::FuncOp>()) {
+        if (func.isExternal() || func.isPublic() != entry)
+          continue;
+        freeAfterLastUse(func);
+        int64_t p = plannedPeak(func, calleePeaks);
+        if (entry)
+          peak = std::max(peak, p);
+        else
+          calleePeaks[func.getSymName()] = p;
+      }
     getOperation()->setAttr("tp.peak_temporary_bytes",
                             Builder(&getContext()).getI64IntegerAttr(peak));
   }
@@ -91,12 +98,15 @@ struct TPFreeAfterLastUsePass
   }
 
   /// Live bytes along the entry block (the step's buffers; a nested
-  /// block's temporaries count at their op).
-  static int64_t plannedPeak(func::FuncOp func) {
+  /// block's temporaries count at their op, a callee's at its call).
+  static int64_t plannedPeak(func::FuncOp func,
+                             const llvm::DenseMap<StringRef, int64_t> &callees) {
     int64_t live = 0, peak = 0;
     for (Operation &op : func.getBody().front()) {
       op.walk([&](Operation *nested) {
-        if (auto a = dyn_cast<memref::AllocOp>(nested))
+        if (auto call = dyn_cast<func::CallOp>(nested))
+          peak = std::max(peak, live + callees.lookup(call.getCallee()));
+        else if (auto a = dyn_cast<memref::AllocOp>(nested))
           peak = std::max(peak, live += allocationBytes(a));
         else if (auto d = dyn_cast<memref::DeallocOp>(nested))
           if (auto a = d.getMemref().getDefiningOp<memref::AllocOp>())

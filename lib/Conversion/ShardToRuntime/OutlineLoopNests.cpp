@@ -25,7 +25,7 @@ static std::string bodyKey(func::FuncOp func) {
   func.setSymName("_");
   std::string text;
   llvm::raw_string_ostream os(text);
-  func->print(os, OpPrintingFlags().useLocalScope());
+  func->print(os, OpPrintingFlags().useLocalScope().enableDebugInfo(false));
   func.setSymNameAttr(name);
   return text;
 }

@@ -18,7 +18,8 @@ static constexpr const char *kLowerToRuntimeCalls =
 // On the CPU, a model's repeated layers are compiled once.
 static constexpr const char *kCpuLowerToRuntimeCalls =
     "tp-lower-to-linalg,func.func(tp-fuse-elementwise),"
-    "tp-outline-repeated-layers,tp-lower-collectives{target=cpu}";
+    "tp-outline-repeated-layers{min-repeats=%s},"
+    "tp-lower-collectives{target=cpu}";
 static constexpr const char *kBufferize =
     "one-shot-bufferize{bufferize-function-boundaries "
     "function-boundary-type-conversion=identity-layout-map},"
@@ -86,7 +87,8 @@ static LogicalResult parse(OpPassManager &pm, StringRef text,
 LogicalResult tp::buildLowerToRuntimeCallsPipeline(OpPassManager &pm,
                                                    const tp::Target &target) {
   if (!target.cuda && !target.gpuLoopsOnCpu && target.outlineLayers)
-    return parse(pm, kCpuLowerToRuntimeCalls);
+    return parse(pm, kCpuLowerToRuntimeCalls,
+                 std::to_string(target.outlineLayers));
   return parse(pm, kLowerToRuntimeCalls, target.cuda ? "cuda" : "cpu");
 }
 

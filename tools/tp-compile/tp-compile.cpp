@@ -98,12 +98,14 @@ cl::opt<std::string> archOpt(
 cl::opt<int64_t> blockSizeOpt(
     "block-size", cl::desc("CUDA: threads per block of generated kernels"),
     cl::init(256), cl::cat(category));
-cl::opt<bool> outlineLayers(
+cl::opt<unsigned> outlineLayers(
     "outline-layers",
-    cl::desc("CPU: compile a model's repeated layers once, as one function "
-             "per distinct layer called for each (default: on; "
-             "--outline-layers=false compiles every layer inline)"),
-    cl::init(true), cl::cat(category));
+    cl::desc("CPU: layers that repeat at least N times are compiled once, "
+             "as one function per distinct layer called for each, so that "
+             "compile time grows with the distinct layers rather than the "
+             "depth (a call keeps what it reads until it returns: a little "
+             "more memory); 0: every layer inline (default: 16)"),
+    cl::value_desc("N"), cl::init(16), cl::cat(category));
 cl::opt<bool> gpuLoopsOnCpu(
     "gpu-loops-on-cpu",
     cl::desc("A CPU program whose loops are the CUDA target's kernels "

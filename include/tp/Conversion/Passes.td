@@ -94,12 +94,18 @@ def TPOutlineRepeatedLayers
     and returning those the rest of the step reads; runs that are the same
     but for those values call one function, marked `noinline` and named
     after every layer (`/model/layers.*/mlp/Mul`: the collective sites and
-    messages say so). A run that does not repeat stays inline.
+    messages say so). Runs that repeat fewer than `min-repeats` times stay
+    inline: a call keeps the buffers it reads until it returns, which costs
+    a shallow model memory that its compile time does not need.
 
     Bufferization, the lowering to loops and LLVM then see each distinct
     layer once, so a deep model's compile time and memory grow with its
     number of distinct layers rather than with its depth.
   }];
+  let options = [
+    Option<"minRepeats", "min-repeats", "unsigned", "16",
+           "Outline only runs that occur at least this many times">,
+  ];
   let dependentDialects = ["::mlir::func::FuncDialect",
                            "::mlir::LLVM::LLVMDialect",
                            "::mlir::scf::SCFDialect"];

@@ -21,9 +21,9 @@ struct Target {
   /// OpenBLAS GEMMs and host collectives: the GPU-specific rewrites checked
   /// against references where there is no GPU.
   bool gpuLoopsOnCpu = false;
-  /// CPU: a model's repeated layers compiled once
-  /// (tp-outline-repeated-layers).
-  bool outlineLayers = true;
+  /// CPU: a model's layers that repeat at least this many times are
+  /// compiled once (tp-outline-repeated-layers); 0: never.
+  unsigned outlineLayers = 16;
   /// CUDA: the GPU architecture the kernels are compiled for.
   std::string arch = "sm_90";
   /// CUDA: threads per block of the generated kernels.

@@ -1,5 +1,6 @@
 //===- OutlineLoopNests.cpp - the tp-outline-loop-nests pass ---------------===//
 #include "tp/Conversion/Passes.h"
+#include "Outlining.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -17,55 +18,6 @@ namespace mlir::tp {
 using namespace mlir;
 
 namespace {
-
-/// The function's text with its name left out: equal for nests that do the
-/// same work on buffers of the same types (every layer of a model has them).
-static std::string bodyKey(func::FuncOp func) {
-  StringAttr name = func.getSymNameAttr();
-  func.setSymName("_");
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  func->print(os, OpPrintingFlags().useLocalScope().enableDebugInfo(false));
-  func.setSymNameAttr(name);
-  return text;
-}
-
-/// LLVM must neither inline the nest back (one function of thousands of
-/// loops takes its loop passes minutes) nor export it.
-static void keepOutOfLine(func::FuncOp func) {
-  Builder b(func.getContext());
-  func.setPrivate();
-  func.setNoInline(true);
-  func->setAttr("llvm.linkage",
-                LLVM::LinkageAttr::get(func.getContext(),
-                                       LLVM::Linkage::Internal));
-  func->setAttr("passthrough", b.getArrayAttr({b.getStringAttr("noinline")}));
-}
-
-/// Constants the nest reads from outside are cloned in front of it. The
-/// outlined function then has them in its body instead of as arguments;
-/// and outlining, which redirects every use of a value it captures, no
-/// longer walks the thousands of uses a function's shared `%c0` has (that
-/// made the pass quadratic: minutes for a 32-layer training step).
-static void cloneConstantsInto(IRRewriter &rewriter, scf::ForOp loop,
-                               Block *block) {
-  DenseMap<Operation *, Operation *> clones;
-  OpBuilder::InsertionGuard guard(rewriter);
-  rewriter.setInsertionPointToStart(block);
-  loop->walk([&](Operation *op) {
-    for (OpOperand &operand : op->getOpOperands()) {
-      Operation *def = operand.get().getDefiningOp();
-      if (!def || !def->hasTrait<OpTrait::ConstantLike>() ||
-          loop->isAncestor(def))
-        continue;
-      Operation *&clone = clones[def];
-      if (!clone)
-        clone = rewriter.clone(*def);
-      operand.set(clone->getResult(
-          cast<OpResult>(operand.get()).getResultNumber()));
-    }
-  });
-}
 
 /// What is left of a function whose nests went out of line is one basic
 /// block of allocations and calls. LLVM's code generator schedules a block
@@ -107,7 +59,7 @@ struct TPOutlineLoopNestsPass
         rewriter.setInsertionPointToEnd(block);
         auto yield = scf::YieldOp::create(rewriter, loop.getLoc());
         loop->moveBefore(yield);
-        cloneConstantsInto(rewriter, loop, block);
+        tp::cloneConstantsInto(rewriter, loop, block);
         std::string name =
             (func.getSymName() + "_loop" + Twine(count++)).str();
         func::CallOp call;
@@ -120,8 +72,9 @@ struct TPOutlineLoopNestsPass
         call->moveBefore(region);
         rewriter.eraseOp(region);
         outlinedAny = true;
-        keepOutOfLine(*outlined);
-        auto [it, isNew] = nestByBody.try_emplace(bodyKey(*outlined), *outlined);
+        tp::keepOutOfLine(*outlined);
+        auto [it, isNew] =
+            nestByBody.try_emplace(tp::functionBodyKey(*outlined), *outlined);
         if (!isNew) {
           call.setCallee(it->second.getSymName());
           rewriter.eraseOp(*outlined);

@@ -10,12 +10,14 @@
 //
 //===----------------------------------------------------------------------===//
 #include "tp/Conversion/Passes.h"
+#include "Outlining.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/SCF/Utils/Utils.h"
 #include "mlir/IR/PatternMatch.h"
+#include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/StringMap.h"
 
 namespace mlir::tp {
@@ -101,18 +103,6 @@ SmallVector<Run> findRuns(Block &block) {
   return runs;
 }
 
-/// The function's text with its name left out: equal for runs that do the
-/// same work on values of the same types.
-std::string bodyKey(func::FuncOp func) {
-  StringAttr name = func.getSymNameAttr();
-  func.setSymName("_");
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  func->print(os, OpPrintingFlags().useLocalScope().enableDebugInfo(false));
-  func.setSymNameAttr(name);
-  return text;
-}
-
 /// Names every op of a shared function after all the layers it runs for:
 /// `/model/layers.0/mlp/Mul` becomes `/model/layers.*/mlp/Mul` (messages
 /// and the collective sites' names say so).
@@ -170,23 +160,8 @@ FailureOr<func::CallOp> outlineRun(IRRewriter &rewriter, const Run &run,
       use->set(r);
   for (Operation *op : run.ops)
     op->moveBefore(yield);
-  // Constants come in (they are not arguments, and the outlining need not
-  // redirect the many uses of a shared constant).
-  DenseMap<Operation *, Operation *> clones;
-  rewriter.setInsertionPointToStart(body);
-  region->walk([&](Operation *op) {
-    for (OpOperand &operand : op->getOpOperands()) {
-      Operation *def = operand.get().getDefiningOp();
-      if (!def || !def->hasTrait<OpTrait::ConstantLike>() ||
-          region->isAncestor(def))
-        continue;
-      Operation *&clone = clones[def];
-      if (!clone)
-        clone = rewriter.clone(*def);
-      operand.set(
-          clone->getResult(cast<OpResult>(operand.get()).getResultNumber()));
-    }
-  });
+  // Constants come in rather than as arguments (Outlining.h).
+  tp::cloneConstantsInto(rewriter, region, body);
   func::CallOp call;
   if (failed(outlineSingleBlockRegion(rewriter, loc, region.getRegion(), name,
                                       &call)))
@@ -196,19 +171,10 @@ FailureOr<func::CallOp> outlineRun(IRRewriter &rewriter, const Run &run,
   return call;
 }
 
-/// LLVM must not inline a layer back into the step: that would undo the
-/// sharing.
-void keepOutOfLine(func::FuncOp func) {
-  Builder b(func.getContext());
-  func.setPrivate();
-  func.setNoInline(true);
-  func->setAttr("llvm.linkage", LLVM::LinkageAttr::get(
-                                    func.getContext(), LLVM::Linkage::Internal));
-  func->setAttr("passthrough", b.getArrayAttr({b.getStringAttr("noinline")}));
-}
-
 struct TPOutlineRepeatedLayersPass
     : tp::impl::TPOutlineRepeatedLayersBase<TPOutlineRepeatedLayersPass> {
+  using TPOutlineRepeatedLayersBase::TPOutlineRepeatedLayersBase;
+
   void runOnOperation() override {
     ModuleOp module = getOperation();
     IRRewriter rewriter(module.getContext());
@@ -229,7 +195,8 @@ struct TPOutlineRepeatedLayersPass
         if (failed(call))
           return signalPassFailure();
         auto callee = module.lookupSymbol<func::FuncOp>(name);
-        auto [it, isNew] = byBody.try_emplace(bodyKey(callee), callee, &run);
+        auto [it, isNew] =
+            byBody.try_emplace(tp::functionBodyKey(callee), callee, &run);
         if (!isNew) {
           call->setCallee(it->second.first.getSymName());
           rewriter.eraseOp(callee);
@@ -237,30 +204,37 @@ struct TPOutlineRepeatedLayersPass
         }
         calls.push_back({*call, &run});
       }
-      // A run that did not repeat goes back inline.
+      // A run that did not repeat often enough goes back inline.
       DenseMap<StringRef, int> uses;
       for (auto &[call, run] : calls)
         ++uses[call.getCallee()];
       for (auto &shared : byBody) {
         auto [callee, run] = shared.second;
-        if (uses.lookup(callee.getSymName()) > 1) {
-          keepOutOfLine(callee);
+        if (repeats(uses.lookup(callee.getSymName()))) {
+          tp::keepOutOfLine(callee);
           nameAfterEveryLayer(callee, *run);
         }
       }
+      llvm::SetVector<Operation *> inlined;
       for (auto &[call, run] : calls) {
         auto callee = module.lookupSymbol<func::FuncOp>(call.getCallee());
-        if (uses.lookup(callee.getSymName()) > 1)
+        if (repeats(uses.lookup(callee.getSymName())))
           continue;
         inlineCall(rewriter, call, callee);
-        rewriter.eraseOp(callee);
+        inlined.insert(callee);
       }
+      for (Operation *callee : inlined)
+        rewriter.eraseOp(callee);
       // Constants the runs' functions took a copy of.
       for (Operation &op : llvm::make_early_inc_range(
                llvm::reverse(func.getBody().front())))
         if (op.hasTrait<OpTrait::ConstantLike>() && op.use_empty())
           rewriter.eraseOp(&op);
     }
+  }
+
+  bool repeats(int uses) const {
+    return uses > 1 && uses >= int(minRepeats);
   }
 
   /// Puts `callee`'s body back in place of `call`.

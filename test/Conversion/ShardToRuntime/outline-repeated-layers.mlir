@@ -2,12 +2,19 @@
 // one numbered scope, /layers.N/...) that follow one another form a run;
 // runs that are the same but for the values they read share one private,
 // noinline function, named after every layer (/layers.*/...), and each run
-// becomes a call of it. A run that does not repeat stays inline; ops
-// outside a layer, and constants, stay where they are.
-// RUN: tp-opt %s --tp-outline-repeated-layers --mlir-print-debuginfo | FileCheck %s
+// becomes a call of it. A run that does not repeat min-repeats times (16 by
+// default) stays inline; ops outside a layer, and constants, stay where
+// they are.
+// RUN: tp-opt %s --tp-outline-repeated-layers="min-repeats=2" --mlir-print-debuginfo | FileCheck %s
+// RUN: tp-opt %s --tp-outline-repeated-layers --mlir-print-debuginfo | FileCheck %s --check-prefix=FEW
 
 // Three layers of 8 ops reading their input, two weights and a shared
 // constant, and a head outside any layer: one function, called three times.
+// Three layers are fewer than the default 16: all stays inline.
+// FEW-NOT: func.func private
+// FEW: func.func @step
+// FEW-NOT: call
+// FEW-COUNT-8: arith.{{mulf|addf|subf}} {{.*}}loc({{.*}})
 // CHECK: #loc{{[0-9]+}} = loc("/layers.*/Mul")
 // CHECK-LABEL: func.func private @step_layer0(
 // CHECK-SAME: %[[X:[a-z0-9]+]]: tensor<4xf32> loc({{.*}}), %[[W:[a-z0-9]+]]: tensor<4xf32> loc({{.*}}), %[[B:[a-z0-9]+]]: tensor<4xf32> loc({{.*}})) -> tensor<4xf32>

@@ -1,0 +1,37 @@
+//===- Outlining.h - what the outlining passes share -----------*- C++ -*-===//
+//
+// tp-outline-loop-nests and tp-outline-repeated-layers both move a piece of
+// a function into a function of its own, share it among pieces that are the
+// same, and keep LLVM from inlining it back.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TP_LIB_CONVERSION_SHARDTORUNTIME_OUTLINING_H
+#define TP_LIB_CONVERSION_SHARDTORUNTIME_OUTLINING_H
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/PatternMatch.h"
+
+#include <string>
+
+namespace mlir::tp {
+
+/// The function's text with its name (and locations) left out: equal for
+/// pieces that do the same work on values of the same types.
+std::string functionBodyKey(func::FuncOp func);
+
+/// Private, internal for LLVM, and `noinline`: LLVM must neither inline the
+/// function back (that would undo the sharing, and one function of thousands
+/// of loops takes LLVM's loop passes minutes) nor export it.
+void keepOutOfLine(func::FuncOp func);
+
+/// Constants that ops under `scope` read from outside it are cloned at the
+/// start of `block`. The outlined function then has them in its body instead
+/// of as arguments; and outlining, which redirects every use of a value it
+/// captures, no longer walks the thousands of uses a function's shared
+/// `%c0` has (that made outlining quadratic: minutes for a 32-layer step).
+void cloneConstantsInto(RewriterBase &rewriter, Operation *scope,
+                        Block *block);
+
+} // namespace mlir::tp
+
+#endif // TP_LIB_CONVERSION_SHARDTORUNTIME_OUTLINING_H

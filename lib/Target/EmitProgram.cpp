@@ -27,6 +27,7 @@
 #include "llvm/Target/TargetMachine.h"
 #include "llvm/Transforms/Utils/BasicBlockUtils.h"
 #include "llvm/Transforms/Utils/Cloning.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/TargetParser/Host.h"
 
 using namespace mlir;
@@ -70,6 +71,42 @@ static void flattenEntry(llvm::Module &module, llvm::Function *entry,
     while (block->size() > kMaxBlock)
       block = llvm::SplitBlock(block, std::next(block->begin(), kMaxBlock));
   }
+}
+
+/// The straight-line functions (`optnone`: tp_entry, the layers'
+/// functions; thousands of calls and descriptors, no loops) move to a module
+/// of their own, which an unoptimizing code generator compiles: -O2's
+/// (greedy register allocation, list scheduling) takes seconds on them that
+/// grow faster than they do, -O0's is linear, and they gain nothing from
+/// it. `module` keeps every other definition. Null when there are none.
+static std::unique_ptr<llvm::Module> splitStraightLine(llvm::Module &module) {
+  llvm::StringSet<> names;
+  for (llvm::Function &f : module)
+    if (!f.isDeclaration() && f.hasFnAttribute(llvm::Attribute::OptimizeNone))
+      names.insert(f.getName());
+  if (names.empty())
+    return nullptr;
+  // Each object refers to the other's symbols: local ones become hidden.
+  for (llvm::GlobalValue &g : module.global_values())
+    if (g.hasLocalLinkage()) {
+      if (!g.hasName())
+        g.setName("tp.local");
+      g.setLinkage(llvm::GlobalValue::ExternalLinkage);
+      g.setVisibility(llvm::GlobalValue::HiddenVisibility);
+    }
+  std::unique_ptr<llvm::Module> straight = llvm::CloneModule(module);
+  for (llvm::Function &f : module)
+    if (names.contains(f.getName()))
+      f.deleteBody();
+  for (llvm::Function &f : *straight)
+    if (!f.isDeclaration() && !names.contains(f.getName()))
+      f.deleteBody();
+  for (llvm::GlobalVariable &g : straight->globals())
+    if (g.hasInitializer()) {
+      g.setInitializer(nullptr);
+      g.setLinkage(llvm::GlobalValue::ExternalLinkage);
+    }
+  return straight;
 }
 
 static LogicalResult addEntryPoint(llvm::Module &module, StringRef func,
@@ -306,24 +343,40 @@ LogicalResult tp::emitProgram(ModuleOp module,
     return emitError(module.getLoc())
            << "cannot create " << options.outDir << ": " << ec.message();
   SmallString<256> objPath(options.outDir), soPath(options.outDir),
-      manifestPath(options.outDir);
+      manifestPath(options.outDir), straightObjPath(options.outDir);
   llvm::sys::path::append(objPath, "program.o");
+  llvm::sys::path::append(straightObjPath, "program_calls.o");
   llvm::sys::path::append(soPath, "program.so");
   llvm::sys::path::append(manifestPath, "manifest.json");
-  {
-    progress("emitting the object file");
+  std::unique_ptr<llvm::Module> straight =
+      options.target.cuda ? nullptr : splitStraightLine(*llvmModule);
+  auto emitObject = [&](llvm::Module &m, llvm::TargetMachine &tm,
+                        StringRef path) -> LogicalResult {
     std::error_code ec;
-    llvm::ToolOutputFile obj(objPath, ec, llvm::sys::fs::OF_None);
+    llvm::ToolOutputFile obj(path, ec, llvm::sys::fs::OF_None);
     if (ec)
       return emitError(module.getLoc())
-             << "cannot write " << objPath << ": " << ec.message();
+             << "cannot write " << path << ": " << ec.message();
     llvm::legacy::PassManager codegen;
-    if (machine->addPassesToEmitFile(codegen, obj.os(), nullptr,
-                                     llvm::CodeGenFileType::ObjectFile))
+    if (tm.addPassesToEmitFile(codegen, obj.os(), nullptr,
+                               llvm::CodeGenFileType::ObjectFile))
       return emitError(module.getLoc(), "the target cannot emit objects");
-    codegen.run(*llvmModule);
+    codegen.run(m);
     obj.os().flush();
     obj.keep();
+    return success();
+  };
+  progress("emitting the object file");
+  if (failed(emitObject(*llvmModule, *machine, objPath)))
+    return failure();
+  if (straight) {
+    std::unique_ptr<llvm::TargetMachine> unoptimized(
+        target->createTargetMachine(triple, llvm::sys::getHostCPUName(), "",
+                                    targetOptions, llvm::Reloc::PIC_,
+                                    std::nullopt, llvm::CodeGenOptLevel::None));
+    straight->setDataLayout(unoptimized->createDataLayout());
+    if (failed(emitObject(*straight, *unoptimized, straightObjPath)))
+      return failure();
   }
 
   progress("linking program.so with the system linker");
@@ -334,14 +387,19 @@ LogicalResult tp::emitProgram(ModuleOp module,
   SmallString<256> tmpSo(soPath);
   tmpSo += ".tmp";
   std::string ccPath = *cc;
-  std::string objStr(objPath), tmpStr(tmpSo);
+  std::string objStr(objPath), straightObjStr(straightObjPath),
+      tmpStr(tmpSo);
   SmallVector<std::string> libs = linkArguments(options.target);
   SmallVector<StringRef> argv = {ccPath, "-shared", "-o", tmpStr, objStr};
+  if (straight)
+    argv.push_back(straightObjStr);
   argv.append(libs.begin(), libs.end());
   std::string linkError;
   int rc = llvm::sys::ExecuteAndWait(ccPath, argv, std::nullopt, {}, 0, 0,
                                      &linkError);
   llvm::sys::fs::remove(objPath);
+  if (straight)
+    llvm::sys::fs::remove(straightObjPath);
   if (rc != 0) {
     llvm::sys::fs::remove(tmpSo);
     return emitError(module.getLoc())

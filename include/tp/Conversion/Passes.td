@@ -95,15 +95,15 @@ def TPOutlineRepeatedLayers
     but for those values call one function, marked `noinline` and named
     after every layer (`/model/layers.*/mlp/Mul`: the collective sites and
     messages say so). Runs that repeat fewer than `min-repeats` times stay
-    inline: a call keeps the buffers it reads until it returns, which costs
-    a shallow model memory that its compile time does not need.
+    inline. tp-compile runs it only when asked (`--outline-layers=N`): a
+    call keeps the buffers it reads until it returns, which costs memory.
 
     Bufferization, the lowering to loops and LLVM then see each distinct
     layer once, so a deep model's compile time and memory grow with its
     number of distinct layers rather than with its depth.
   }];
   let options = [
-    Option<"minRepeats", "min-repeats", "unsigned", "16",
+    Option<"minRepeats", "min-repeats", "unsigned", "2",
            "Outline only runs that occur at least this many times">,
   ];
   let dependentDialects = ["::mlir::func::FuncDialect",

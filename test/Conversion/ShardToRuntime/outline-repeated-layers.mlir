@@ -2,15 +2,15 @@
 // one numbered scope, /layers.N/...) that follow one another form a run;
 // runs that are the same but for the values they read share one private,
 // noinline function, named after every layer (/layers.*/...), and each run
-// becomes a call of it. A run that does not repeat min-repeats times (16 by
+// becomes a call of it. A run that does not repeat min-repeats times (2 by
 // default) stays inline; ops outside a layer, and constants, stay where
 // they are.
-// RUN: tp-opt %s --tp-outline-repeated-layers="min-repeats=2" --mlir-print-debuginfo | FileCheck %s
-// RUN: tp-opt %s --tp-outline-repeated-layers --mlir-print-debuginfo | FileCheck %s --check-prefix=FEW
+// RUN: tp-opt %s --tp-outline-repeated-layers --mlir-print-debuginfo | FileCheck %s
+// RUN: tp-opt %s --tp-outline-repeated-layers="min-repeats=4" --mlir-print-debuginfo | FileCheck %s --check-prefix=FEW
 
 // Three layers of 8 ops reading their input, two weights and a shared
 // constant, and a head outside any layer: one function, called three times.
-// Three layers are fewer than the default 16: all stays inline.
+// Three layers are fewer than 4: all stays inline.
 // FEW-NOT: func.func private
 // FEW: func.func @step
 // FEW-NOT: call

@@ -245,7 +245,9 @@ struct TPAutodiffPass : tp::impl::TPAutodiffBase<TPAutodiffPass> {
           accumulate(v, g);
     }
 
-    if (failed(recomputeCheckpointedModules(step, ModuleTree::build(forward),
+    // The module tree (a walk of the forward) only when modules are named.
+    if (!recompute.empty() &&
+        failed(recomputeCheckpointedModules(step, ModuleTree::build(forward),
                                             recompute, ops,
                                             lastBeforeBackward)))
       return failure();

@@ -11,6 +11,7 @@
 // lets `--report` count them.
 //
 //===----------------------------------------------------------------------===//
+#include "StepOrder.h"
 #include "tp/Autodiff/Autodiff.h"
 #include "tp/Dialect/TP/IR/TPOps.h"
 #include "tp/Import/ModuleTree.h"
@@ -21,6 +22,12 @@
 
 using namespace mlir;
 using namespace mlir::tp;
+
+/// Whether module path `path` is `module` or a module inside it.
+static bool isWithinModule(StringRef path, StringRef module) {
+  return path.starts_with(module) &&
+         (path.size() == module.size() || path[module.size()] == '.');
+}
 
 /// The modules `patterns` name, outermost only (a module inside another
 /// checkpointed one is recomputed as part of it).
@@ -38,25 +45,20 @@ checkpointedModules(Operation *at, const ModuleTree &tree,
       }
     if (any)
       continue;
-    SmallVector<std::pair<unsigned, std::string>> near;
+    SmallVector<std::string> names;
     for (auto &[path, info] : tree.modules())
-      near.push_back({StringRef(pattern).edit_distance(path), path});
-    llvm::sort(near);
+      names.push_back(path);
     auto diag = emitError(at->getLoc(), "recompute entry '")
                 << pattern << "' matches no module";
-    diag << (near.empty() ? " (the model's node names have no module scopes)"
-                          : "; closest: ");
-    for (size_t i = 0; i < near.size() && i < 3; ++i)
-      diag << (i ? ", " : "") << near[i].second;
-    return diag;
+    if (names.empty())
+      return diag << " (the model's node names have no module scopes)";
+    return diag << "; closest: " << closestModules(pattern, names);
   }
-  auto inside = [](StringRef inner, StringRef outer) {
-    return inner.size() > outer.size() && inner.starts_with(outer) &&
-           inner[outer.size()] == '.';
-  };
   SmallVector<std::string> outermost;
   for (const std::string &m : matched)
-    if (llvm::none_of(matched, [&](const std::string &o) { return inside(m, o); }))
+    if (llvm::none_of(matched, [&](const std::string &o) {
+          return m != o && isWithinModule(m, o);
+        }))
       outermost.push_back(m);
   llvm::sort(outermost);
   return outermost;
@@ -65,20 +67,12 @@ checkpointedModules(Operation *at, const ModuleTree &tree,
 LogicalResult tp::recomputeCheckpointedModules(
     func::FuncOp step, const ModuleTree &tree, ArrayRef<std::string> patterns,
     ArrayRef<Operation *> forwardOps, Operation *lastBeforeBackward) {
-  if (patterns.empty())
-    return success();
   FailureOr<SmallVector<std::string>> modules =
       checkpointedModules(step, tree, patterns);
   if (failed(modules))
     return failure();
 
-  // Backward ops (and the optimizer's, which read no forward value) are
-  // those after `lastBeforeBackward`; their position orders them.
-  Block &body = step.getBody().front();
-  DenseMap<Operation *, unsigned> position;
-  for (auto [i, op] : llvm::enumerate(body))
-    position[&op] = i;
-  unsigned backwardStart = position.lookup(lastBeforeBackward) + 1;
+  StepOrder order(step, lastBeforeBackward);
 
   // The module each forward op's ONNX node belongs to.
   DenseMap<Operation *, std::string> moduleOf;
@@ -90,15 +84,9 @@ LogicalResult tp::recomputeCheckpointedModules(
   SmallVector<llvm::SetVector<Operation *>> regions(modules->size());
   DenseMap<Operation *, unsigned> regionOf;
   for (auto [r, module] : llvm::enumerate(*modules)) {
-    StringRef prefix = module;
     for (Operation *op : forwardOps) {
       auto it = moduleOf.find(op);
-      if (it == moduleOf.end())
-        continue;
-      StringRef path = it->second;
-      if (path == prefix || (path.starts_with(prefix) &&
-                             path.size() > prefix.size() &&
-                             path[prefix.size()] == '.')) {
+      if (it != moduleOf.end() && isWithinModule(it->second, module)) {
         regions[r].insert(op);
         regionOf[op] = r;
       }
@@ -114,10 +102,6 @@ LogicalResult tp::recomputeCheckpointedModules(
         if (Operation *def = v.getDefiningOp(); def && regionOf.count(def) &&
                                                 regionOf[def] != r)
           checkpoints.insert(v);
-  auto isBackward = [&](Operation *op) {
-    auto it = position.find(op);
-    return it != position.end() && it->second >= backwardStart;
-  };
 
   MLIRContext *ctx = step.getContext();
   SmallVector<Attribute> recorded;
@@ -131,9 +115,10 @@ LogicalResult tp::recomputeCheckpointedModules(
         if (checkpoints.contains(v))
           continue;
         for (Operation *user : v.getUsers())
-          if (isBackward(user)) {
+          if (order.isBackward(user)) {
             worklist.push_back(op);
-            if (!firstReader || position[user] < position[firstReader])
+            if (!firstReader || order.position.lookup(user) <
+                                    order.position.lookup(firstReader))
               firstReader = user;
           }
       }
@@ -153,8 +138,6 @@ LogicalResult tp::recomputeCheckpointedModules(
     // let every backward op read the clones.
     OpBuilder b(firstReader);
     IRMapping map;
-    for (Value v : checkpoints)
-      map.map(v, v);
     for (Operation *op : region)
       if (needed.contains(op))
         b.clone(*op, map)->setAttr("tp.recomputed", UnitAttr::get(ctx));
@@ -164,7 +147,7 @@ LogicalResult tp::recomputeCheckpointedModules(
       for (Value v : op->getResults())
         if (!checkpoints.contains(v))
           v.replaceUsesWithIf(map.lookup(v), [&](OpOperand &use) {
-            return isBackward(use.getOwner());
+            return order.isBackward(use.getOwner());
           });
     }
     recorded.push_back(StringAttr::get(ctx, (*modules)[r]));

@@ -13,6 +13,7 @@
 // keeps a value alive longer than before; the results are bit-identical.
 //
 //===----------------------------------------------------------------------===//
+#include "StepOrder.h"
 #include "tp/Autodiff/Autodiff.h"
 #include "tp/Dialect/TP/IR/TPOps.h"
 
@@ -37,15 +38,8 @@ static int64_t elementsOf(Value v) {
 void tp::rematerializeElementwise(func::FuncOp step,
                                   ArrayRef<Operation *> forwardOps,
                                   Operation *lastBeforeBackward) {
-  Block &body = step.getBody().front();
-  DenseMap<Operation *, unsigned> position;
-  for (auto [i, op] : llvm::enumerate(body))
-    position[&op] = i;
-  unsigned backwardStart = position.lookup(lastBeforeBackward) + 1;
-  auto isBackward = [&](Operation *op) {
-    auto it = position.find(op);
-    return it != position.end() && it->second >= backwardStart;
-  };
+  StepOrder order(step, lastBeforeBackward);
+  auto isBackward = [&](Operation *op) { return order.isBackward(op); };
   DenseSet<Operation *> forward(forwardOps.begin(), forwardOps.end());
   auto readByBackward = [&](Value v) {
     return llvm::any_of(v.getUsers(), isBackward);
@@ -84,19 +78,27 @@ void tp::rematerializeElementwise(func::FuncOp step,
   }
 
   // The recomputable values the backward pass reads, by their first reader.
-  SmallVector<std::pair<unsigned, Value>> roots;
+  struct Root {
+    unsigned position;
+    Operation *firstReader;
+    Value value;
+  };
+  SmallVector<Root> roots;
   for (Operation *op : forwardOps) {
     if (!op->getNumResults() || !recomputable.count(op->getResult(0)))
       continue;
     Value v = op->getResult(0);
-    unsigned first = ~0u;
+    Operation *first = nullptr;
     for (Operation *user : v.getUsers())
-      if (isBackward(user))
-        first = std::min(first, position[user]);
-    if (first != ~0u)
-      roots.push_back({first, v});
+      if (isBackward(user) && (!first || order.position.lookup(user) <
+                                             order.position.lookup(first)))
+        first = user;
+    if (first)
+      roots.push_back({order.position.lookup(first), first, v});
   }
-  llvm::stable_sort(roots, [](auto &a, auto &b) { return a.first < b.first; });
+  llvm::stable_sort(roots, [](const Root &a, const Root &b) {
+    return a.position < b.position;
+  });
 
   // Clones are shared by later readers: those come after the first.
   MLIRContext *ctx = step.getContext();
@@ -114,11 +116,10 @@ void tp::rematerializeElementwise(func::FuncOp step,
     clone->setAttr("tp.rematerialized", UnitAttr::get(ctx));
     return clone->getResult(0);
   };
-  SmallVector<Operation *> ordered(llvm::make_pointer_range(body));
-  for (auto [first, v] : roots) {
-    OpBuilder b(ordered[first]);
-    Value c = cloneOf(b, v);
-    v.replaceUsesWithIf(c, [&](OpOperand &use) {
+  for (Root &root : roots) {
+    OpBuilder b(root.firstReader);
+    Value c = cloneOf(b, root.value);
+    root.value.replaceUsesWithIf(c, [&](OpOperand &use) {
       return isBackward(use.getOwner());
     });
   }

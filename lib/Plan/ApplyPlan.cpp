@@ -214,21 +214,17 @@ LogicalResult PlanApplier::applyEntry(const PlanEntry &e) {
   llvm::sort(matched);
   if (matched.empty()) {
     // Suggest the closest module names.
-    SmallVector<std::pair<unsigned, std::string>> near;
     llvm::StringSet<> all;
     for (auto &entry : paramModules)
       all.insert(entry.getKey());
     for (auto &entry : nodeScopes)
       all.insert(entry.getKey());
+    SmallVector<std::string> names;
     for (auto &name : all)
-      near.push_back(
-          {StringRef(e.pattern).edit_distance(name.getKey()), name.getKey().str()});
-    llvm::sort(near);
-    auto diag = error() << where << " (" << e.source
-                        << ") matches no module; closest: ";
-    for (size_t i = 0; i < near.size() && i < 3; ++i)
-      diag << (i ? ", " : "") << near[i].second;
-    return diag;
+      names.push_back(name.getKey().str());
+    return error() << where << " (" << e.source
+                   << ") matches no module; closest: "
+                   << closestModules(e.pattern, names);
   }
 
   FailureOr<int> axis = 0;

@@ -229,6 +229,18 @@ bool tp::matchesPattern(StringRef pattern, StringRef module) {
   return llvm::Regex(regex).match(module);
 }
 
+std::string tp::closestModules(StringRef pattern,
+                               ArrayRef<std::string> modules) {
+  SmallVector<std::pair<unsigned, std::string>> near;
+  for (const std::string &m : modules)
+    near.push_back({pattern.edit_distance(m), m});
+  llvm::sort(near);
+  std::string out;
+  for (size_t i = 0; i < near.size() && i < 3; ++i)
+    out += (i ? ", " : "") + near[i].second;
+  return out;
+}
+
 std::optional<std::string> tp::addEntries(ArrayRef<std::string> entries,
                                           Plan &plan) {
   for (const std::string &entry : entries) {

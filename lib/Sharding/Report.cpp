@@ -145,25 +145,33 @@ struct Recomputation {
   double flops = 0, stepFlops = 0;
 };
 
-static Recomputation recomputationOf(func::FuncOp func, StringRef mark) {
-  Recomputation r;
+/// Both marks' figures in one walk of `func`.
+static std::pair<Recomputation, Recomputation>
+recomputationsOf(func::FuncOp func) {
+  std::pair<Recomputation, Recomputation> both;
+  double stepFlops = 0;
   func.walk([&](Operation *op) {
     if (!isa_and_present<TPDialect>(op->getDialect()))
       return;
     double f = flopsOf(op);
-    r.stepFlops += f;
-    if (!op->hasAttr(mark))
-      return;
-    ++r.ops;
-    r.flops += f;
-    for (Value v : op->getResults())
-      if (llvm::any_of(v.getUsers(), [&](Operation *user) {
-            return !user->hasAttr(mark) &&
-                   isa_and_present<TPDialect>(user->getDialect());
-          }))
-        r.bytesNotKept += bytesOf(v.getType());
+    stepFlops += f;
+    for (auto [mark, r] : {std::pair<StringRef, Recomputation *>{
+                               "tp.recomputed", &both.first},
+                           {"tp.rematerialized", &both.second}}) {
+      if (!op->hasAttr(mark))
+        continue;
+      ++r->ops;
+      r->flops += f;
+      for (Value v : op->getResults())
+        if (llvm::any_of(v.getUsers(), [&](Operation *user) {
+              return !user->hasAttr(mark) &&
+                     isa_and_present<TPDialect>(user->getDialect());
+            }))
+          r->bytesNotKept += bytesOf(v.getType());
+    }
   });
-  return r;
+  both.first.stepFlops = both.second.stepFlops = stepFlops;
+  return both;
 }
 } // namespace
 
@@ -241,8 +249,7 @@ void tp::printCollectiveReport(ModuleOp module, llvm::raw_ostream &os,
     });
     auto recomputed =
         module->getAttrOfType<ArrayAttr>("tp.recomputed_modules");
-    Recomputation recomputation = recomputationOf(func, "tp.recomputed");
-    Recomputation remat = recomputationOf(func, "tp.rematerialized");
+    auto [recomputation, remat] = recomputationsOf(func);
     std::string recomputedNames;
     if (recomputed)
       for (auto [i, m] : llvm::enumerate(recomputed))

@@ -46,8 +46,8 @@ using namespace mlir::tp;
 /// falls back from its fast path to the general one for the rest of a
 /// block at the first aggregate (a descriptor), and the general one's time
 /// grows faster than the block.
-static void flattenEntry(llvm::Module &module, llvm::Function *entry,
-                         llvm::Function *cInterface, llvm::Function *step) {
+static void flattenEntry(llvm::Function *entry, llvm::Function *cInterface,
+                         llvm::Function *step) {
   constexpr unsigned kMaxBlock = 256;
   bool straightLine = step && step->hasFnAttribute(llvm::Attribute::OptimizeNone);
   for (llvm::Function *callee : {cInterface, step}) {
@@ -129,7 +129,7 @@ static LogicalResult addEntryPoint(llvm::Module &module, StringRef func,
   }
   b.CreateCall(target, args);
   b.CreateRetVoid();
-  flattenEntry(module, entry, target, module.getFunction(func));
+  flattenEntry(entry, target, module.getFunction(func));
   return success();
 }
 

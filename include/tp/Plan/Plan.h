@@ -69,6 +69,10 @@ parseAssignment(StringRef spec, StringRef what,
 /// `*` in a plan pattern stands for one module path part.
 bool matchesPattern(StringRef pattern, StringRef module);
 
+/// The (at most) three of `modules` closest to `pattern` by edit distance,
+/// comma-separated: what a message suggests for an entry that matches none.
+std::string closestModules(StringRef pattern, ArrayRef<std::string> modules);
+
 /// The PyTorch names of weight argument `i` of the imported function: the
 /// importer's tp.torch_names (several for a tied weight), else its ONNX name.
 SmallVector<StringRef> pytorchNames(func::FuncOp func, unsigned i);

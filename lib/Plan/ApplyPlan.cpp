@@ -86,6 +86,8 @@ private:
   Plan plan;
   Mesh mesh;
   int dpAxis = -1;
+  /// The pipeline's stage axis, which no style splits over.
+  int stageAxis = -1;
   /// Module path -> indices of its weight arguments.
   llvm::StringMap<SmallVector<unsigned>> paramModules;
   /// Module path -> ops whose ONNX node is in that scope.
@@ -128,6 +130,11 @@ LogicalResult PlanApplier::buildMesh() {
                      << ")";
     dpAxis = *idx;
   }
+  // tp-assign-stages recorded the pipeline's axis: stages split no tensor.
+  if (auto pipeline = module->getAttrOfType<DictionaryAttr>("tp.pipeline"))
+    if (auto axis = pipeline.getAs<StringAttr>("axis"))
+      if (auto idx = mesh.axisIndex(axis.getValue()))
+        stageAxis = *idx;
   return success();
 }
 
@@ -158,15 +165,21 @@ void PlanApplier::collectModules() {
 FailureOr<int> PlanApplier::styleAxis(const PlanEntry &e, StringRef style,
                                       StringRef axisName) {
   if (!axisName.empty()) {
-    if (auto idx = mesh.axisIndex(axisName))
+    if (auto idx = mesh.axisIndex(axisName)) {
+      if (*idx == stageAxis)
+        return error() << "plan entry '" << e.pattern << "=" << e.style
+                       << "' (" << e.source << ") splits over '" << axisName
+                       << "', the pipeline's stage axis; tensor parallelism "
+                          "needs an axis of its own";
       return *idx;
+    }
     return error() << "plan entry '" << e.pattern << "=" << e.style << "' ("
                    << e.source << ") names unknown mesh axis '" << axisName
                    << "' (mesh is " << mesh.describe() << ")";
   }
   SmallVector<int> candidates;
   for (int a = 0; a < int(mesh.names.size()); ++a)
-    if (a != dpAxis)
+    if (a != dpAxis && a != stageAxis)
       candidates.push_back(a);
   if (candidates.size() == 1)
     return candidates[0];

@@ -61,6 +61,103 @@ static std::string position(const std::string &text, size_t pos) {
   return "line " + std::to_string(line) + ", column " + std::to_string(col);
 }
 
+constexpr const char *kPipelineExample =
+    "{\"axis\": \"pp\", \"split_before\": [\"layers.4\"], "
+    "\"microbatches\": 8, \"schedule\": \"1f1b\"}";
+
+static std::optional<std::string> checkSchedule(StringRef schedule) {
+  if (schedule == "gpipe" || schedule == "1f1b")
+    return std::nullopt;
+  return "pipeline schedule '" + schedule.str() +
+         "' is not one of gpipe, 1f1b";
+}
+
+/// The plan file's "pipeline" object.
+static std::optional<std::string> readPipeline(const json &value,
+                                               PipelinePlan &pipeline) {
+  if (!value.is_object())
+    return std::string("\"pipeline\" must be an object like ") +
+           kPipelineExample;
+  for (auto &[key, v] : value.items()) {
+    if (key == "axis") {
+      if (!v.is_string() || !isAxisName(v.get<std::string>()))
+        return std::string("pipeline \"axis\" must name a mesh axis");
+      pipeline.axis = v.get<std::string>();
+    } else if (key == "split_before") {
+      bool strings = v.is_array() &&
+                     llvm::all_of(v, [](auto &e) { return e.is_string(); });
+      if (!strings)
+        return std::string("pipeline \"split_before\" must be a list of "
+                           "module names, like [\"layers.4\"]");
+      pipeline.splitBefore.clear();
+      for (auto &e : v)
+        pipeline.splitBefore.push_back(e.get<std::string>());
+    } else if (key == "microbatches") {
+      if (!v.is_number_integer() || v.get<int64_t>() < 1 ||
+          v.get<int64_t>() > 4096)
+        return std::string("pipeline \"microbatches\" must be an integer "
+                           "from 1 to 4096");
+      pipeline.microbatches = v.get<int64_t>();
+    } else if (key == "schedule") {
+      if (!v.is_string())
+        return std::string("pipeline \"schedule\" must be \"gpipe\" or "
+                           "\"1f1b\"");
+      pipeline.schedule = v.get<std::string>();
+      if (auto err = checkSchedule(pipeline.schedule))
+        return err;
+    } else {
+      return "unknown pipeline key \"" + key +
+             "\" (expected axis, split_before, microbatches, schedule)";
+    }
+  }
+  if (pipeline.axis.empty())
+    return std::string("\"pipeline\" needs \"axis\", the mesh axis of "
+                       "the stages: ") +
+           kPipelineExample;
+  return std::nullopt;
+}
+
+std::optional<std::string> tp::parsePipelineSpec(StringRef spec, Plan &plan) {
+  PipelinePlan &p = plan.pipeline;
+  SmallVector<StringRef> parts;
+  spec.split(parts, ',');
+  for (StringRef part : parts) {
+    auto [key, value] = part.split('=');
+    if (value.empty())
+      return "--pipeline expects key=value[,key=value...] (axis, "
+             "split_before, microbatches, schedule), got '" +
+             spec.str() + "'";
+    if (key == "axis") {
+      if (!isAxisName(value))
+        return "--pipeline axis '" + value.str() + "' is not a mesh axis name";
+      p.axis = value.str();
+    } else if (key == "split_before") {
+      SmallVector<StringRef> modules;
+      value.split(modules, '+');
+      p.splitBefore.clear();
+      for (StringRef m : modules)
+        p.splitBefore.push_back(m.str());
+    } else if (key == "microbatches") {
+      if (value.getAsInteger(10, p.microbatches) || p.microbatches < 1 ||
+          p.microbatches > 4096)
+        return "--pipeline microbatches must be an integer from 1 to 4096, "
+               "got '" +
+               value.str() + "'";
+    } else if (key == "schedule") {
+      p.schedule = value.str();
+      if (auto err = checkSchedule(p.schedule))
+        return "--pipeline: " + *err;
+    } else {
+      return "--pipeline: unknown key '" + key.str() +
+             "' (expected axis, split_before, microbatches, schedule)";
+    }
+  }
+  if (p.axis.empty())
+    return "--pipeline needs axis=NAME, the mesh axis of the stages";
+  p.source = "--pipeline";
+  return std::nullopt;
+}
+
 std::optional<std::string> tp::readPlanFile(StringRef path, Plan &plan) {
   std::ifstream in(path.str());
   if (!in)
@@ -107,7 +204,7 @@ std::optional<std::string> tp::readPlanFile(StringRef path, Plan &plan) {
   if (!doc.is_object())
     return where + "a plan is a JSON object with \"mesh\", \"plan\", "
                    "\"data_parallel\", \"sync_batchnorm\", \"recompute\", "
-                   "\"inputs\", \"outputs\"";
+                   "\"pipeline\", \"inputs\", \"outputs\"";
   for (auto &[key, value] : doc.items()) {
     if (key == "mesh") {
       if (!value.is_object())
@@ -150,6 +247,10 @@ std::optional<std::string> tp::readPlanFile(StringRef path, Plan &plan) {
                        "[\"layers.*\"]";
       for (auto &v : value)
         plan.recompute.push_back(v.get<std::string>());
+    } else if (key == "pipeline") {
+      if (std::optional<std::string> err = readPipeline(value, plan.pipeline))
+        return where + *err;
+      plan.pipeline.source = path.str();
     } else if (key == "inputs" || key == "outputs") {
       if (!value.is_object())
         return where + "\"" + key + "\" must map names to layouts";
@@ -162,7 +263,7 @@ std::optional<std::string> tp::readPlanFile(StringRef path, Plan &plan) {
     } else {
       return where + "unknown key \"" + key +
              "\" (expected mesh, plan, data_parallel, sync_batchnorm, "
-             "recompute, inputs, outputs)";
+             "recompute, pipeline, inputs, outputs)";
     }
   }
   return std::nullopt;

@@ -113,10 +113,9 @@ static std::string perRank(ArrayRef<int64_t> real, int64_t whole) {
   return "per rank, real + padding: " + out;
 }
 
-/// Floating-point operations of one op, roughly: 2 M N K for a matmul,
-/// 2 per output element and filter tap for a conv, one per result element
-/// for everything else.
-static double flopsOf(Operation *op) {
+} // namespace
+
+double tp::estimateFlops(Operation *op) {
   auto elements = [](Value v) {
     auto t = dyn_cast<RankedTensorType>(v.getType());
     return t && t.hasStaticShape() ? double(t.getNumElements()) : 0.0;
@@ -134,6 +133,8 @@ static double flopsOf(Operation *op) {
     n += elements(r);
   return n;
 }
+
+namespace {
 
 /// What recomputation costs and saves on one device: the ops marked
 /// `mark` (tp.recomputed: --recompute's modules; tp.rematerialized:
@@ -153,7 +154,7 @@ recomputationsOf(func::FuncOp func) {
   func.walk([&](Operation *op) {
     if (!isa_and_present<TPDialect>(op->getDialect()))
       return;
-    double f = flopsOf(op);
+    double f = estimateFlops(op);
     stepFlops += f;
     for (auto [mark, r] : {std::pair<StringRef, Recomputation *>{
                                "tp.recomputed", &both.first},
@@ -175,8 +176,72 @@ recomputationsOf(func::FuncOp func) {
 }
 } // namespace
 
+/// The stages tp-assign-stages chose (its `tp.pipeline` figures, taken on
+/// the whole model before any split), the schedule's bubble and how even
+/// the stages are; null without a pipeline.
+static std::optional<llvm::json::Object> pipelineFigures(ModuleOp module) {
+  auto p = module->getAttrOfType<DictionaryAttr>("tp.pipeline");
+  if (!p)
+    return std::nullopt;
+  int64_t stages = cast<IntegerAttr>(p.get("stages")).getInt();
+  int64_t m = cast<IntegerAttr>(p.get("microbatches")).getInt();
+  auto flops = cast<ArrayAttr>(p.get("flops"));
+  auto params = cast<DenseI64ArrayAttr>(p.get("param_bytes")).asArrayRef();
+  auto sends = cast<DenseI64ArrayAttr>(p.get("send_bytes")).asArrayRef();
+  auto first = cast<ArrayAttr>(p.get("first_modules"));
+  llvm::json::Array list;
+  double total = 0, largest = 0;
+  for (int64_t s = 0; s < stages; ++s) {
+    double f = cast<FloatAttr>(flops[s]).getValueAsDouble();
+    total += f;
+    largest = std::max(largest, f);
+    list.push_back(llvm::json::Object{
+        {"stage", s},
+        {"first_module", cast<StringAttr>(first[s]).getValue()},
+        {"forward_flops", f},
+        {"param_bytes", params[s]},
+        {"send_bytes_per_microbatch", sends[s]}});
+  }
+  return llvm::json::Object{
+      {"axis", cast<StringAttr>(p.get("axis")).getValue()},
+      {"schedule", cast<StringAttr>(p.get("schedule")).getValue()},
+      {"microbatches", m},
+      {"balanced_by_tp", cast<BoolAttr>(p.get("balanced")).getValue()},
+      {"stages", std::move(list)},
+      {"bubble_fraction", double(stages - 1) / double(m + stages - 1)},
+      {"largest_stage_flops_over_mean",
+       total > 0 ? largest * stages / total : 1.0}};
+}
+
+static void printPipeline(const llvm::json::Object &p, llvm::raw_ostream &os) {
+  os << "pipeline over mesh axis '" << *p.getString("axis") << "': "
+     << p.getArray("stages")->size() << " stages, "
+     << *p.getInteger("microbatches") << " microbatches, schedule "
+     << *p.getString("schedule") << " ("
+     << (*p.getBoolean("balanced_by_tp") ? "stages balanced by tp"
+                                          : "split_before from the plan")
+     << ")\n";
+  os << llvm::format("  %-5s %-28s %14s %14s %16s\n", "stage",
+                     "first module", "forward FLOPs", "param bytes",
+                     "sent/microbatch");
+  for (const llvm::json::Value &v : *p.getArray("stages")) {
+    const llvm::json::Object &s = *v.getAsObject();
+    os << llvm::format("  %-5lld %-28s %14.4g %14lld %16lld\n",
+                       (long long)*s.getInteger("stage"),
+                       s.getString("first_module")->str().c_str(),
+                       *s.getNumber("forward_flops"),
+                       (long long)*s.getInteger("param_bytes"),
+                       (long long)*s.getInteger("send_bytes_per_microbatch"));
+  }
+  os << llvm::formatv("  largest stage's FLOPs / mean: {0:f2}; bubble "
+                      "(p-1)/(m+p-1): {1:f3}\n",
+                      *p.getNumber("largest_stage_flops_over_mean"),
+                      *p.getNumber("bubble_fraction"));
+}
+
 void tp::printCollectiveReport(ModuleOp module, llvm::raw_ostream &os,
                                bool json) {
+  std::optional<llvm::json::Object> pipeline = pipelineFigures(module);
   FailureOr<Mesh> mesh = getMesh(module);
   llvm::json::Array funcs;
   for (auto func : module.getOps<func::FuncOp>()) {
@@ -297,6 +362,9 @@ void tp::printCollectiveReport(ModuleOp module, llvm::raw_ostream &os,
                 {"step_flops_per_device", recomputation.stepFlops},
                 {"activation_bytes_not_kept_per_device",
                  recomputation.bytesNotKept}});
+      if (auto figures = pipelineFigures(module))
+        funcs.back().getAsObject()->try_emplace("pipeline",
+                                                std::move(*figures));
       if (remat.ops)
         funcs.back().getAsObject()->try_emplace(
             "rematerialize",
@@ -339,6 +407,8 @@ void tp::printCollectiveReport(ModuleOp module, llvm::raw_ostream &os,
           "kept: {0} ops, {1:e3} FLOPs added per device; {2} bytes of "
           "activations per device no longer kept\n",
           remat.ops, remat.flops, remat.bytesNotKept);
+    if (pipeline)
+      printPipeline(*pipeline, os);
   }
   if (json)
     os << llvm::formatv("{0:2}", llvm::json::Value(std::move(funcs))) << "\n";

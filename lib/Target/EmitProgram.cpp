@@ -234,9 +234,14 @@ LogicalResult tp::emitProgram(ModuleOp module,
     if (options.progress)
       options.progress(msg);
   };
-  auto funcs = llvm::to_vector(module.getOps<func::FuncOp>());
+  // The step; pipeline stages (tp-split-stages) are private functions it
+  // calls.
+  SmallVector<func::FuncOp> funcs;
+  for (auto f : module.getOps<func::FuncOp>())
+    if (f.isPublic())
+      funcs.push_back(f);
   if (funcs.size() != 1)
-    return emitError(module.getLoc(), "expected one function to compile");
+    return emitError(module.getLoc(), "expected one public function to compile");
   func::FuncOp func = funcs.front();
   std::string funcName = func.getName().str();
 

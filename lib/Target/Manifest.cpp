@@ -153,6 +153,11 @@ tp::buildManifest(ModuleOp module, func::FuncOp func,
       entry["torch_transposed"] = true;
     if (!info.onnxShape.empty())
       entry["onnx_shape"] = llvm::json::Array(info.onnxShape);
+    // Pipeline stages: the stage whose value of a result counts.
+    if (!isArg)
+      if (auto stage = func.getResultAttrOfType<IntegerAttr>(i - numArgs,
+                                                             "tp.stage"))
+        entry["stage"] = stage.getInt();
     (isArg ? args : results).push_back(std::move(entry));
   }
 
@@ -175,7 +180,7 @@ tp::buildManifest(ModuleOp module, func::FuncOp func,
     for (Attribute a : names)
       bound.push_back(cast<StringAttr>(a).str());
 
-  return llvm::json::Object{
+  llvm::json::Object manifest{
       {"format", "tp-program/1"},
       {"tied_copies", std::move(tied)},
       {"constant_inputs", std::move(bound)},
@@ -188,4 +193,11 @@ tp::buildManifest(ModuleOp module, func::FuncOp func,
       {"results", std::move(results)},
       {"collective_sites", std::move(collectives)},
       {"axis_masks", std::move(masks)}};
+  if (auto p = module->getAttrOfType<DictionaryAttr>("tp.pipeline"))
+    manifest["pipeline"] = llvm::json::Object{
+        {"axis", p.getAs<StringAttr>("axis").str()},
+        {"stages", p.getAs<IntegerAttr>("stages").getInt()},
+        {"microbatches", p.getAs<IntegerAttr>("microbatches").getInt()},
+        {"schedule", p.getAs<StringAttr>("schedule").str()}};
+  return manifest;
 }

@@ -99,6 +99,35 @@ void tprt_reduce_scatter(int64_t src, int64_t dst, int64_t outer,
              });
 }
 
+/// The world rank of member `index` of this rank's group along `mask`.
+static int peerRank(int64_t mask, int64_t index, const std::string &what) {
+  Communicator &c = *context().comm;
+  std::vector<int> group = c.mesh().group(c.rank(), mask);
+  if (index < 0 || index >= int64_t(group.size()))
+    fatal("rank " + std::to_string(c.rank()) + ": " + what + ": no member " +
+          std::to_string(index) + " in a group of " +
+          std::to_string(group.size()));
+  return group[index];
+}
+
+void tprt_send(int64_t src, int64_t count, int32_t dtype, int64_t mask,
+               int64_t peer, int64_t site) {
+  collective(site, count * dtypeSize(dtype),
+             [&](Communicator &c, const std::string &what) {
+               return c.send(reinterpret_cast<const void *>(src), count, dtype,
+                             peerRank(mask, peer, what), what);
+             });
+}
+
+void tprt_recv(int64_t dst, int64_t count, int32_t dtype, int64_t mask,
+               int64_t peer, int64_t site) {
+  collective(site, count * dtypeSize(dtype),
+             [&](Communicator &c, const std::string &what) {
+               return c.recv(reinterpret_cast<void *>(dst), count, dtype,
+                             peerRank(mask, peer, what), what);
+             });
+}
+
 int64_t tprt_axis_index(int64_t mask) {
   Communicator &c = *context().comm;
   return c.mesh().indexAlong(c.rank(), mask);

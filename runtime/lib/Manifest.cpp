@@ -122,6 +122,7 @@ Status ManifestParser::readTensor(const llvm::json::Value &v,
     }
   t.torchTransposed = o->getBoolean("torch_transposed").value_or(false);
   t.inPlace = o->getBoolean("in_place").value_or(false);
+  t.stage = int(o->getInteger("stage").value_or(-1));
   t.dtype = dtypeFromName(o->getString("dtype").value_or("").str());
   if (t.dtype < 0)
     return bad(what + " has an unsupported dtype");
@@ -253,6 +254,18 @@ Status ManifestParser::parse(const llvm::json::Object &root) {
                  "' is in_place but no weight or state argument of its name, "
                  "local shape and dtype takes its buffer");
   }
+  if (const llvm::json::Object *pipeline = root.getObject("pipeline")) {
+    std::string axis = pipeline->getString("axis").value_or("").str();
+    auto it = std::find(m.mesh.names.begin(), m.mesh.names.end(), axis);
+    if (it == m.mesh.names.end())
+      return bad("pipeline axis '" + axis + "' is not a mesh axis");
+    m.stageAxis = int(it - m.mesh.names.begin());
+  }
+  for (const TensorSpec &t : m.results)
+    if (t.stage >= 0 &&
+        (m.stageAxis < 0 || t.stage >= m.mesh.sizes[m.stageAxis]))
+      return bad("result '" + t.name + "' names stage " +
+                 std::to_string(t.stage) + " of no pipeline stage axis");
   if (const llvm::json::Value *peak = root.get("peak_temporary_bytes")) {
     std::optional<int64_t> bytes = peak->getAsInteger();
     if (!bytes || *bytes < 0)

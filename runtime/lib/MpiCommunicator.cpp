@@ -11,6 +11,11 @@
 // did not arrive and what each was last seen doing, or that it did not
 // answer (computing outside the runtime's calls, frozen, or gone).
 //
+// send / recv use a communicator of their own: sends are copied and posted
+// without waiting (two stages sending to each other cannot deadlock), recv
+// probes until the message is there, so its size is checked and a missing
+// sender times out like a missing rank in a collective.
+//
 //===----------------------------------------------------------------------===//
 #include "tprt/Communicator.h"
 #include "tprt/DType.h"
@@ -19,6 +24,7 @@
 #include <algorithm>
 
 #include <cstring>
+#include <deque>
 #include <map>
 #include <mpi.h>
 #include <thread>
@@ -43,7 +49,7 @@ MPI_Datatype mpiType(int32_t dtype) {
   }
 }
 
-constexpr int kAskTag = 7001, kAnswerTag = 7002;
+constexpr int kAskTag = 7001, kAnswerTag = 7002, kDataTag = 7003;
 
 class MpiCommunicator : public Communicator {
 public:
@@ -140,7 +146,100 @@ public:
     return Status::ok();
   }
 
+  /// Sends are buffered: the message is copied and posted, and completes
+  /// while this rank goes on (progressed by its later MPI calls).
+  Status send(const void *src, int64_t count, int32_t dtype, int peer,
+              const std::string &what) override {
+    if (Status s = checkPeer(peer, what); !s)
+      return s;
+    const char *bytes = static_cast<const char *>(src);
+    pending.push_back({MPI_REQUEST_NULL,
+                       std::vector<char>(bytes, bytes + count * dtypeSize(dtype)),
+                       peer, what});
+    PendingSend &p = pending.back();
+    MPI_Isend(p.data.data(), int(p.data.size()), MPI_BYTE, peer, kDataTag,
+              p2p, &p.request);
+    retireSends();
+    return Status::ok();
+  }
+
+  Status recv(void *dst, int64_t count, int32_t dtype, int peer,
+              const std::string &what) override {
+    if (Status s = checkPeer(peer, what); !s)
+      return s;
+    auto deadline = std::chrono::steady_clock::now() + timeout_;
+    MPI_Status status;
+    while (true) {
+      int ready = 0;
+      MPI_Iprobe(peer, kDataTag, p2p, &ready, &status);
+      if (ready)
+        break;
+      retireSends();
+      answerQuestions();
+      if (std::chrono::steady_clock::now() > deadline) {
+        auto window = askWindow();
+        std::map<int, std::string> answers = ask({peer}, window);
+        std::string who = "rank " + std::to_string(peer);
+        return Status::error(
+            "rank " + std::to_string(rank_) + ": " + what +
+            " timed out after " + formatSeconds(timeout_) + ": " + who +
+            " never sent; " + who +
+            (answers.count(peer) ? " is at: " + answers[peer]
+                                 : silent(window)));
+      }
+      std::this_thread::yield();
+    }
+    int length = 0;
+    MPI_Get_count(&status, MPI_BYTE, &length);
+    size_t want = count * dtypeSize(dtype);
+    if (size_t(length) != want) {
+      std::vector<char> drop(size_t(std::max(length, 0)));
+      MPI_Recv(drop.data(), length, MPI_BYTE, peer, kDataTag, p2p,
+               MPI_STATUS_IGNORE);
+      return sizeMismatch(peer, want, size_t(length), what);
+    }
+    MPI_Recv(dst, length, MPI_BYTE, peer, kDataTag, p2p, MPI_STATUS_IGNORE);
+    return Status::ok();
+  }
+
+  Status finishSends() override {
+    auto deadline = std::chrono::steady_clock::now() + timeout_;
+    while (retireSends()) {
+      answerQuestions();
+      if (std::chrono::steady_clock::now() > deadline) {
+        const PendingSend &p = pending.front();
+        return Status::error("rank " + std::to_string(rank_) + ": " + p.what +
+                             " was not received within " +
+                             formatSeconds(timeout_) + ": rank " +
+                             std::to_string(p.peer) + " never took it");
+      }
+      std::this_thread::yield();
+    }
+    return Status::ok();
+  }
+
+  /// World ranks, for send / recv.
+  MPI_Comm p2p = MPI_COMM_NULL;
+
 private:
+  struct PendingSend {
+    MPI_Request request;
+    std::vector<char> data;
+    int peer;
+    std::string what;
+  };
+  std::deque<PendingSend> pending;
+
+  /// Frees the buffers of delivered sends; the number still in flight.
+  size_t retireSends() {
+    for (auto it = pending.begin(); it != pending.end();) {
+      int done = 0;
+      MPI_Test(&it->request, &done, MPI_STATUS_IGNORE);
+      it = done ? pending.erase(it) : std::next(it);
+    }
+    return pending.size();
+  }
+
   MPI_Comm comm(int64_t mask) {
     auto it = groups.find(mask);
     return it == groups.end() ? MPI_COMM_NULL : it->second;
@@ -166,22 +265,18 @@ private:
     }
   }
 
-  /// After a timeout: asks the other members of the group what they are
-  /// doing, for a short while, and lists those that are not where this
-  /// rank is.
-  std::string missingRanks(int64_t mask) {
-    std::vector<int> members = mesh_.group(rank_, mask);
+  /// After a timeout: asks `ranks` what they are doing, for a short while;
+  /// the answers of those that answered.
+  std::map<int, std::string> ask(const std::vector<int> &ranks,
+                                 std::chrono::milliseconds window) {
     std::map<int, std::string> answers;
     std::vector<MPI_Request> asks;
-    for (int r : members)
-      if (r != rank_) {
-        asks.emplace_back();
-        MPI_Isend(nullptr, 0, MPI_BYTE, r, kAskTag, control, &asks.back());
-      }
-    auto window = std::min<std::chrono::milliseconds>(
-        timeout_ / 2, std::chrono::milliseconds(1000));
+    for (int r : ranks) {
+      asks.emplace_back();
+      MPI_Isend(nullptr, 0, MPI_BYTE, r, kAskTag, control, &asks.back());
+    }
     auto until = std::chrono::steady_clock::now() + window;
-    while (answers.size() + 1 < members.size() &&
+    while (answers.size() < ranks.size() &&
            std::chrono::steady_clock::now() < until) {
       answerQuestions();
       int ready = 0;
@@ -198,20 +293,37 @@ private:
                control, MPI_STATUS_IGNORE);
       answers[status.MPI_SOURCE] = text;
     }
+    return answers;
+  }
+
+  std::chrono::milliseconds askWindow() const {
+    return std::min<std::chrono::milliseconds>(timeout_ / 2,
+                                               std::chrono::milliseconds(1000));
+  }
+
+  /// What a rank that did not answer may be doing.
+  static std::string silent(std::chrono::milliseconds window) {
+    return " did not answer within " + formatSeconds(window) +
+           " (computing outside the runtime's calls, frozen, or gone)";
+  }
+
+  /// After a timeout in a collective: the other members of the group that
+  /// are not where this rank is, and what each is doing.
+  std::string missingRanks(int64_t mask) {
+    std::vector<int> others;
+    for (int r : mesh_.group(rank_, mask))
+      if (r != rank_)
+        others.push_back(r);
+    auto window = askWindow();
+    std::map<int, std::string> answers = ask(others, window);
     std::string mine = describeRank(rank_), names, seen;
-    for (int r : members) {
-      if (r == rank_)
-        continue;
+    for (int r : others) {
       auto it = answers.find(r);
       if (it != answers.end() && it->second == mine)
         continue; // waiting in this same collective: it arrived
       names += (names.empty() ? "" : ", ") + std::to_string(r);
       seen += "; rank " + std::to_string(r) +
-              (it != answers.end()
-                   ? " is at: " + it->second
-                   : " did not answer within " + formatSeconds(window) +
-                         " (computing outside the runtime's calls, frozen, "
-                         "or gone)");
+              (it != answers.end() ? " is at: " + it->second : silent(window));
     }
     return names.empty() ? "every rank arrived but the collective did not "
                            "complete (the network?)"
@@ -252,6 +364,7 @@ tprt::createMpiCommunicator(const Mesh &mesh,
   }
   auto comm = std::make_unique<MpiCommunicator>(rank, mesh);
   MPI_Comm_dup(MPI_COMM_WORLD, &comm->control);
+  MPI_Comm_dup(MPI_COMM_WORLD, &comm->p2p);
   for (int64_t mask : masks) {
     // Ranks with equal coordinates outside the mask form one group.
     std::vector<int> members = mesh.group(rank, mask);

@@ -3,7 +3,9 @@
 // A collective is a rendezvous of its group: every member publishes its
 // source pointer, waits until all have, computes its own result by reading
 // the others' sources directly, and waits again so that no source buffer is
-// reused before every member has read it.
+// reused before every member has read it. send / recv go through a
+// mailbox per ordered pair of ranks: send copies the message in and returns,
+// recv waits for the oldest one.
 //
 //===----------------------------------------------------------------------===//
 #include "tprt/Communicator.h"
@@ -13,6 +15,7 @@
 #include <condition_variable>
 #include <cstdio>
 #include <cstring>
+#include <deque>
 #include <map>
 #include <mutex>
 
@@ -30,10 +33,25 @@ struct GroupState {
   uint64_t generation = 0;
 };
 
+/// The messages from one rank to another, oldest first.
+struct Mailbox {
+  std::mutex mutex;
+  std::condition_variable cv;
+  std::deque<std::vector<char>> messages;
+};
+
 class ThreadsWorld {
 public:
   explicit ThreadsWorld(Mesh mesh) : mesh(std::move(mesh)) {}
   Mesh mesh;
+
+  Mailbox &mailbox(int from, int to) {
+    std::lock_guard<std::mutex> lock(mutex);
+    auto &box = mailboxes[{from, to}];
+    if (!box)
+      box = std::make_unique<Mailbox>();
+    return *box;
+  }
 
   GroupState &group(int rank, int64_t mask) {
     std::vector<int> members = mesh.group(rank, mask);
@@ -51,6 +69,7 @@ public:
 private:
   std::mutex mutex;
   std::map<std::pair<int64_t, int>, std::unique_ptr<GroupState>> groups;
+  std::map<std::pair<int, int>, std::unique_ptr<Mailbox>> mailboxes;
 };
 
 } // namespace tprt
@@ -103,6 +122,44 @@ public:
                      dtype, TPRT_SUM);
       }
     });
+  }
+
+  Status send(const void *src, int64_t count, int32_t dtype, int peer,
+              const std::string &what) override {
+    if (Status s = checkPeer(peer, what); !s)
+      return s;
+    const char *bytes = static_cast<const char *>(src);
+    Mailbox &box = world->mailbox(rank_, peer);
+    std::lock_guard<std::mutex> lock(box.mutex);
+    box.messages.emplace_back(bytes, bytes + count * dtypeSize(dtype));
+    box.cv.notify_all();
+    return Status::ok();
+  }
+
+  Status recv(void *dst, int64_t count, int32_t dtype, int peer,
+              const std::string &what) override {
+    if (Status s = checkPeer(peer, what); !s)
+      return s;
+    Mailbox &box = world->mailbox(peer, rank_);
+    std::unique_lock<std::mutex> lock(box.mutex);
+    auto deadline = std::chrono::steady_clock::now() + timeout_;
+    if (!box.cv.wait_until(lock, deadline,
+                           [&] { return !box.messages.empty(); })) {
+      std::string doing = describeRank(peer);
+      return Status::error(
+          "rank " + std::to_string(rank_) + ": " + what + " timed out after " +
+          formatSeconds(timeout_) + ": rank " + std::to_string(peer) +
+          " never sent" +
+          (doing.empty() ? "" : "; rank " + std::to_string(peer) +
+                                    " was last seen: " + doing));
+    }
+    std::vector<char> message = std::move(box.messages.front());
+    box.messages.pop_front();
+    size_t want = count * dtypeSize(dtype);
+    if (message.size() != want)
+      return sizeMismatch(peer, want, message.size(), what);
+    std::memcpy(dst, message.data(), want);
+    return Status::ok();
   }
 
 private:

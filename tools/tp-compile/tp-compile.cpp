@@ -151,6 +151,15 @@ cl::list<std::string> outputLayouts(
     "output-layout",
     cl::desc("Layout of a graph output: name=replicate|sequence|shard(d)"),
     cl::value_desc("name=layout"), cl::CommaSeparated, cl::cat(planCategory));
+cl::opt<std::string> pipelineSpec(
+    "pipeline",
+    cl::desc("Pipeline parallelism: consecutive modules on the stages of a "
+             "mesh axis, the batch in microbatches (as \"pipeline\" in a "
+             "plan file, whose keys this overrides): "
+             "axis=pp[,split_before=layers.4+layers.8][,microbatches=8]"
+             "[,schedule=gpipe|1f1b]; without split_before, tp balances the "
+             "stages by FLOPs and parameter bytes (--report shows them)"),
+    cl::value_desc("axis=pp,..."), cl::cat(planCategory));
 cl::opt<bool> explainSharding(
     "explain-sharding",
     cl::desc("Print every value's layout and why it has it (to stdout)"),
@@ -420,6 +429,20 @@ int main(int argc, char **argv) {
         })))
       return 1;
   }
+  // Pipeline stages are cut on the imported forward graph, whose op order
+  // and module scopes say where a layer begins (before tp-autodiff).
+  {
+    tp::TPAssignStagesOptions stages;
+    stages.planFile = planFile;
+    if (!meshSpec.empty())
+      stages.meshSpec.push_back(meshSpec);
+    stages.pipeline = pipelineSpec;
+    stages.dataParallel = dataParallel;
+    if (failed(runPasses([&](PassManager &pm) {
+          pm.addPass(tp::createTPAssignStages(stages));
+        })))
+      return 1;
+  }
   if (train) {
     progress("generating the training step (tp-autodiff)");
     tp::TPAutodiffOptions autodiff;
@@ -510,6 +533,9 @@ int main(int argc, char **argv) {
     if (failed(runPasses([&](PassManager &pm) {
           pm.addPass(tp::createTPPadUneven());
           pm.addPass(tp::createTPPartition());
+          // Pipeline stages before buckets: a bucket holds one stage's
+          // gradients.
+          pm.addPass(tp::createTPSplitStages());
           tp::TPBucketAllReducesOptions buckets;
           buckets.bucketMb = bucketMb;
           pm.addPass(tp::createTPBucketAllReduces(buckets));

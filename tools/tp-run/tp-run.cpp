@@ -270,6 +270,12 @@ void runRank(const Program &program, Communicator &comm, const Manifest &m,
   }
   auto feedback = weightFeedback(m);
   int loss = resultNamed(m, "loss");
+  // The first rank that holds the loss prints it (a pipeline's last stage).
+  int lossRank = 0;
+  if (loss >= 0)
+    while (lossRank + 1 < m.mesh.numRanks() &&
+           !m.holdsResult(m.results[loss], lossRank))
+      ++lossRank;
   int iterations = stepCount(m);
   for (int k = 0; k < iterations; ++k) {
     for (size_t a = 0; a < st.batches.size(); ++a)
@@ -286,7 +292,8 @@ void runRank(const Program &program, Communicator &comm, const Manifest &m,
     st.peakTemporaries = std::max(st.peakTemporaries, temporaryPeak());
     if (feedback.empty())
       continue;
-    if (comm.rank() == 0 && loss >= 0 && m.results[loss].dtype == TPRT_F32 &&
+    if (comm.rank() == lossRank && loss >= 0 &&
+        m.results[loss].dtype == TPRT_F32 &&
         steps.getNumOccurrences()) {
       float value;
       std::memcpy(&value, st.results[loss].data(), 4);
@@ -623,8 +630,9 @@ int main(int argc, char **argv) {
                                           "gathering output " + t.name);
       if (s && worldRank == 0)
         for (int r = 0; r < numRanks; ++r)
-          insertBlock(t, m.mesh, r, all + r * bytes, a.data.data(),
-                      dtypeSize(t.dtype));
+          if (m.holdsResult(t, r))
+            insertBlock(t, m.mesh, r, all + r * bytes, a.data.data(),
+                        dtypeSize(t.dtype));
       api->release(mine);
       api->release(all);
       if (!s)
@@ -636,12 +644,14 @@ int main(int argc, char **argv) {
                  int(bytes), MPI_BYTE, 0, MPI_COMM_WORLD);
       if (worldRank == 0)
         for (int r = 0; r < numRanks; ++r)
-          insertBlock(t, m.mesh, r, all.data() + r * bytes, a.data.data(),
-                      dtypeSize(t.dtype));
+          if (m.holdsResult(t, r))
+            insertBlock(t, m.mesh, r, all.data() + r * bytes, a.data.data(),
+                        dtypeSize(t.dtype));
     } else {
       for (int r = 0; r < numRanks; ++r)
-        insertBlock(t, m.mesh, r, states[r].results[i].data(), a.data.data(),
-                    dtypeSize(t.dtype));
+        if (m.holdsResult(t, r))
+          insertBlock(t, m.mesh, r, states[r].results[i].data(),
+                      a.data.data(), dtypeSize(t.dtype));
     }
     results.push_back(std::move(a));
   }

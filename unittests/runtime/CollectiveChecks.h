@@ -197,6 +197,43 @@ inline void checkEveryCollective(const RankRunner &run, const Mesh &m) {
   }
 }
 
+/// send / recv: every rank sends two messages (f32, then i64, of other
+/// sizes) to the next rank in a ring and one to the previous, before it
+/// receives any (sends never wait for their receiver); each message arrives
+/// whole and in order. On one rank the ring is the rank itself.
+inline void checkSendRecv(const RankRunner &onEveryRank, const Mesh &m) {
+  onEveryRank(m, [&](Communicator &c) {
+    int n = m.numRanks(), me = c.rank();
+    int next = (me + 1) % n, prev = (me + n - 1) % n;
+    auto message = [](int from, int64_t count, int64_t salt) {
+      std::vector<int64_t> v(count);
+      for (int64_t i = 0; i < count; ++i)
+        v[i] = value(from, i) + salt;
+      return v;
+    };
+    std::vector<int64_t> wide = message(me, 9, 0), back = message(me, 3, 50);
+    std::vector<float> narrow;
+    for (int64_t x : message(me, 5, 100))
+      narrow.push_back(float(x));
+    ASSERT_TRUE(c.send(narrow.data(), 5, TPRT_F32, next, "test send 1"));
+    ASSERT_TRUE(c.send(wide.data(), 9, TPRT_I64, next, "test send 2"));
+    ASSERT_TRUE(c.send(back.data(), 3, TPRT_I64, prev, "test send back"));
+    narrow.assign(5, -1); // the sends copied their sources
+    std::vector<float> gotNarrow(5);
+    std::vector<int64_t> gotWide(9), gotBack(3);
+    ASSERT_TRUE(c.recv(gotNarrow.data(), 5, TPRT_F32, prev, "test recv 1"));
+    ASSERT_TRUE(c.recv(gotWide.data(), 9, TPRT_I64, prev, "test recv 2"));
+    ASSERT_TRUE(c.recv(gotBack.data(), 3, TPRT_I64, next, "test recv back"));
+    std::vector<float> wantNarrow;
+    for (int64_t x : message(prev, 5, 100))
+      wantNarrow.push_back(float(x));
+    EXPECT_EQ(gotNarrow, wantNarrow) << "rank " << me;
+    EXPECT_EQ(gotWide, message(prev, 9, 0)) << "rank " << me;
+    EXPECT_EQ(gotBack, message(next, 3, 50)) << "rank " << me;
+    EXPECT_TRUE(c.finishSends());
+  });
+}
+
 } // namespace tprt::testing
 
 #endif // TPRT_UNITTESTS_COLLECTIVECHECKS_H

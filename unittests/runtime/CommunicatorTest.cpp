@@ -4,6 +4,7 @@
 // along each axis and both), counts that do not divide by the group size,
 // f32 / f16 / bf16 / i64, and the timeout path: one rank never arrives and
 // the others fail with a message that names the rank and the collective.
+// send / recv: order, sizes, a recv whose sender never sends.
 //
 //===----------------------------------------------------------------------===//
 #include "CollectiveChecks.h"
@@ -87,6 +88,43 @@ TEST(ThreadsCommunicator, MissingRankTimesOut) {
                   ": all_reduce at /fc2/Gemm (site 0) timed out after 0.2 s "
                   "waiting for the group: rank(s) 2 never arrived");
   }
+}
+
+TEST(ThreadsCommunicator, SendRecvInOrder) {
+  for (auto sizes : std::vector<std::vector<int64_t>>{{1}, {2}, {3}, {2, 2}})
+    checkSendRecv(onThreads, mesh(sizes));
+}
+
+// A stage waits for an activation its peer never sends: the error names
+// both ranks and what was awaited; a message of the wrong size is refused.
+TEST(ThreadsCommunicator, RecvTimesOutAndChecksTheSize) {
+  Mesh m = mesh({2});
+  auto world = createThreadsWorld(m);
+  auto c0 = createThreadsCommunicator(world, 0);
+  auto c1 = createThreadsCommunicator(world, 1);
+  c1->setTimeout(std::chrono::milliseconds(200));
+  float x[4] = {1, 2, 3, 4};
+  auto start = std::chrono::steady_clock::now();
+  Status s = c1->recv(x, 4, TPRT_F32, 0,
+                      "recv of stage 0's /layers.1/Add_output_0 for "
+                      "microbatch 3 (site 2)");
+  double seconds = std::chrono::duration<double>(
+                       std::chrono::steady_clock::now() - start)
+                       .count();
+  EXPECT_LT(seconds, 5.0);
+  ASSERT_TRUE(s.failed());
+  EXPECT_EQ(s.message(), "rank 1: recv of stage 0's /layers.1/Add_output_0 "
+                         "for microbatch 3 (site 2) timed out after 0.2 s: "
+                         "rank 0 never sent");
+  ASSERT_TRUE(c0->send(x, 3, TPRT_F32, 1, "send (site 1)"));
+  s = c1->recv(x, 4, TPRT_F32, 0, "recv (site 2)");
+  ASSERT_TRUE(s.failed());
+  EXPECT_EQ(s.message(),
+            "rank 1: recv (site 2): expected 16 bytes from rank 0, which sent 12");
+  s = c0->send(x, 1, TPRT_F32, 2, "send (site 1)");
+  ASSERT_TRUE(s.failed());
+  EXPECT_EQ(s.message(), "rank 0: send (site 1): no rank 2 in mesh " +
+                             m.describe());
 }
 
 TEST(DType, HalfAndBf16RoundTrip) {

@@ -89,6 +89,31 @@ TEST(Cuda, NcclOneRankAllReduceAndGather) {
   cuda::release(dst);
 }
 
+// send / recv on NCCL, one rank sending to itself: the held send and the
+// recv go out in one group; the source may change once send returned.
+TEST(Cuda, NcclOneRankSendRecvToItself) {
+  REQUIRE_GPU();
+  Mesh mesh{{"pp"}, {1}};
+  cuda::NcclId id;
+  ASSERT_TRUE(bool(cuda::makeNcclId(id)));
+  std::string error;
+  auto comm = cuda::createNcclCommunicator(mesh, {1}, 0, id, error);
+  ASSERT_TRUE(comm) << error;
+  std::vector<float> values = {0, 1, 2, 3, 4, 5};
+  float *src = onGpu(values);
+  auto *dst = static_cast<float *>(cuda::allocate(6 * 4));
+  for (int round = 0; round < 2; ++round) {
+    ASSERT_TRUE(bool(comm->send(src, 6, TPRT_F32, 0, "test send")));
+    ASSERT_TRUE(bool(cuda::copy(src, std::vector<float>(6, -1).data(), 24)));
+    ASSERT_TRUE(bool(comm->recv(dst, 6, TPRT_F32, 0, "test recv")));
+    EXPECT_EQ(fromGpu(dst, 6), values);
+    ASSERT_TRUE(bool(cuda::copy(src, values.data(), 24)));
+  }
+  EXPECT_TRUE(bool(comm->finishSends()));
+  cuda::release(src);
+  cuda::release(dst);
+}
+
 // Unequal blocks on NCCL pad and pack in GPU memory; with one member, the
 // block is the whole tensor, or nothing.
 TEST(Cuda, NcclOneRankUnevenBlocks) {

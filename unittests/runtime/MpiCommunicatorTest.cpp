@@ -2,7 +2,7 @@
 //
 // Run as `mpirun -np 4 tprt-mpi-tests` (test/runtime/mpi-collectives.test):
 // every process is one rank of a 2x2 mesh and runs the same checks as the
-// threads communicator.
+// threads communicator, send / recv among them.
 //
 //===----------------------------------------------------------------------===//
 #include "CollectiveChecks.h"
@@ -28,6 +28,30 @@ TEST(MpiCommunicator, EveryCollectiveDtypeAndGroup) {
 
 TEST(MpiCommunicator, UnevenBlocks) {
   checkUnevenCollectives(onThisRank, worldMesh);
+}
+
+TEST(MpiCommunicator, SendRecvInOrder) { checkSendRecv(onThisRank, worldMesh); }
+
+/// `--recv-timeout-path`: rank 0 never sends; rank 1's recv gives up after
+/// its 0.5 s timeout, naming both ranks and what it waited for.
+int recvTimeoutPath() {
+  int rank;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  std::string error;
+  auto c = createMpiCommunicator(mesh({2}), {1}, error);
+  if (rank == 0) {
+    std::this_thread::sleep_for(std::chrono::seconds(5));
+    return 0;
+  }
+  c->setTimeout(std::chrono::milliseconds(500));
+  float x[4];
+  Status s = c->recv(x, 4, TPRT_F32, 0,
+                     "recv of stage 0's /layers.1/Add_output_0 for "
+                     "microbatch 3 (site 2)");
+  std::printf("%s\n", s.message().c_str());
+  std::fflush(stdout);
+  MPI_Abort(MPI_COMM_WORLD, s.failed() ? 3 : 0);
+  return 0;
 }
 
 /// `--timeout-path`: rank 1 never joins the all_reduce; rank 0 must give up
@@ -68,6 +92,8 @@ int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
   if (argc > 1 && std::string(argv[1]) == "--timeout-path")
     return timeoutPath();
+  if (argc > 1 && std::string(argv[1]) == "--recv-timeout-path")
+    return recvTimeoutPath();
   ::testing::InitGoogleTest(&argc, argv);
   worldMesh = mesh({2, 2});
   std::string error;

@@ -62,4 +62,35 @@ def TPSplitFusedProjections
   ];
 }
 
+def TPAssignStages : Pass<"tp-assign-stages", "::mlir::ModuleOp"> {
+  let summary = "Cut the imported graph into the plan's pipeline stages";
+  let description = [{
+    For a plan with "pipeline" (its mesh axis, optionally the modules that
+    begin stages 1, 2, ... as `split_before`, the microbatches and the
+    schedule), gives the module `tp.pipeline`: the stage of every ONNX
+    node of the imported forward graph (`node_stages`, by node name), and
+    per stage its first module, FLOPs, parameter bytes and the activation
+    bytes it sends on per microbatch.
+    Without split_before, the cuts fall at layer starts (the numbered
+    children of the shallowest ModuleList: `layers.N`, `h.N`) and balance
+    FLOPs plus parameter bytes. Errors name the plan's pipeline: an axis
+    that is not in the mesh, a split point that names no module or is out
+    of order, a number of split points that does not match the axis, more
+    stages than layers, microbatches that do not divide the batch. Without
+    a pipeline in the plan the pass does nothing. Example:
+    `tp-assign-stages{mesh=pp=2 pipeline=axis=pp,split_before=layers.1}`.
+  }];
+  let options = [
+    Option<"planFile", "plan", "std::string", "\"\"",
+           "Plan file (JSON); the options below override it">,
+    ListOption<"meshSpec", "mesh", "std::string",
+               "Mesh axes in order, e.g. pp=2,tp=2">,
+    Option<"pipeline", "pipeline", "std::string", "\"\"",
+           "axis=pp[,split_before=layers.4+layers.8][,microbatches=8]"
+           "[,schedule=gpipe|1f1b]">,
+    Option<"dataParallel", "data-parallel", "std::string", "\"\"",
+           "Mesh axis that splits every input's batch dim">,
+  ];
+}
+
 #endif // TP_PLAN_PASSES_TD

@@ -6,6 +6,8 @@
 //    "plan": {"fc1": "colwise", "fc2": "rowwise", "layers.*.norm": "sequence"},
 //    "data_parallel": "dp",
 //    "recompute": ["layers.*"],
+//    "pipeline": {"axis": "pp", "split_before": ["layers.4"],
+//                 "microbatches": 8, "schedule": "1f1b"},
 //    "inputs": {"x": "replicate"}, "outputs": {"y": "replicate"}}
 //
 // or the same on the command line (--mesh dp=2,tp=4 --plan-entry
@@ -35,6 +37,25 @@ struct PlanEntry {
   std::string source;
 };
 
+/// Pipeline parallelism: consecutive modules on the stages of a mesh axis,
+/// the batch in microbatches (`"pipeline": {"axis": "pp", "split_before":
+/// ["layers.4"], "microbatches": 8, "schedule": "1f1b"}`).
+struct PipelinePlan {
+  /// The mesh axis whose coordinate is the stage; "" without a pipeline.
+  std::string axis;
+  /// Module paths that begin stages 1, 2, ... in model order; empty: tp
+  /// balances the stages by FLOPs and parameter bytes.
+  std::vector<std::string> splitBefore;
+  int64_t microbatches = 1;
+  /// gpipe | 1f1b.
+  std::string schedule = "1f1b";
+  /// Where the pipeline was given, for messages: the plan file's path or
+  /// `--pipeline`.
+  std::string source;
+
+  bool enabled() const { return !axis.empty(); }
+};
+
 struct Plan {
   /// Mesh axes in order (major first).
   std::vector<std::pair<std::string, int64_t>> mesh;
@@ -46,6 +67,7 @@ struct Plan {
   /// Training: modules whose activations are recomputed in the backward
   /// pass instead of kept (torch.utils.checkpoint), as module patterns.
   std::vector<std::string> recompute;
+  PipelinePlan pipeline;
   /// Graph input / output name -> replicate | sequence | shard(d)[@axis].
   std::vector<std::pair<std::string, std::string>> inputs, outputs;
 
@@ -59,6 +81,10 @@ std::optional<std::string> readPlanFile(StringRef path, Plan &plan);
 
 /// `dp=2,tp=4` -> plan.mesh (replacing the file's mesh).
 std::optional<std::string> parseMeshSpec(StringRef spec, Plan &plan);
+
+/// `axis=pp,split_before=layers.4+layers.8,microbatches=8,schedule=gpipe`
+/// (tp-compile --pipeline) -> plan.pipeline, over the file's keys.
+std::optional<std::string> parsePipelineSpec(StringRef spec, Plan &plan);
 
 /// `fc1=colwise` -> an entry that overrides the file's for the same pattern.
 /// Also used for `x=sequence` input / output specs (into `into`).

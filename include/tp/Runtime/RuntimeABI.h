@@ -19,6 +19,8 @@ constexpr const char *kAllReduceFn = "tprt_all_reduce";
 constexpr const char *kAllGatherFn = "tprt_all_gather";
 constexpr const char *kReduceScatterFn = "tprt_reduce_scatter";
 constexpr const char *kAxisIndexFn = "tprt_axis_index";
+constexpr const char *kSendFn = "tprt_send";
+constexpr const char *kRecvFn = "tprt_recv";
 constexpr const char *kSgemmFn = "tprt_sgemm";
 constexpr const char *kSgemmBatchedFn = "tprt_sgemm_batched";
 /// The CUDA target's entry points (tprt_cuda.h): device buffers, ordered

@@ -79,4 +79,25 @@ def TPBucketAllReduces : Pass<"tp-bucket-all-reduces", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::shard::ShardDialect"];
 }
 
+def TPSplitStages : Pass<"tp-split-stages", "::mlir::ModuleOp"> {
+  let summary = "Split the per-device program into its pipeline stages";
+  let description = [{
+    Runs after tp-partition on a module that tp-assign-stages gave a
+    pipeline of two or more stages. The function becomes one private
+    function per stage (`@<name>_stage<s>`: its ops, found by ONNX node
+    name; the loss's on the last stage; the optimizer's with the gradient
+    they read) and a dispatch on the device's coordinate along the stage
+    axis (`scf.index_switch` over `shard.process_multi_index`). A value one
+    stage computes and another reads becomes `shard.send` right after it is
+    computed and `shard.recv` where it is first needed, in one order per
+    pair of stages. Ops that read only arguments and constants are computed
+    in each stage that needs them. Each result gets `tp.stage`, the stage
+    whose value counts; the dispatch returns the others as the argument of
+    the same name or an uninitialised tensor.
+  }];
+  let dependentDialects = ["::mlir::shard::ShardDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
 #endif // TP_SHARDING_PASSES_TD

@@ -12,6 +12,11 @@ namespace mlir::tp {
 /// propagated from), one line each.
 void printShardingExplanation(ModuleOp module, llvm::raw_ostream &os);
 
+/// Floating-point operations of one op, roughly: 2 M N K for a matmul,
+/// 2 per output element and filter tap for a conv, one per result element
+/// for everything else.
+double estimateFlops(Operation *op);
+
 /// After tp-partition: every collective (kind, mesh axes, local shape,
 /// bytes, the ONNX node it serves), totals per function, and per-device
 /// parameter and activation memory; as a table or as JSON.

@@ -55,8 +55,11 @@ int64_t allocationBytes(memref::AllocOp alloc) {
   MemRefType type = alloc.getType();
   if (!type.hasStaticShape())
     return 0;
-  int64_t bytes = type.getNumElements() *
-                  llvm::divideCeil(type.getElementTypeBitWidth(), 8);
+  // Index buffers (buffer deallocation's bookkeeping around a pipeline's
+  // stage dispatch) hold 64-bit words.
+  int64_t bits =
+      type.getElementType().isIndex() ? 64 : type.getElementTypeBitWidth();
+  int64_t bytes = type.getNumElements() * llvm::divideCeil(bits, 8);
   // finalize-memref-to-llvm aligns by hand: it asks for `alignment` bytes
   // more.
   return llvm::alignTo(bytes + alloc.getAlignment().value_or(0), kGranule);

@@ -9,6 +9,8 @@
 #include <set>
 #include "tp/Runtime/RuntimeABI.h"
 
+#include <string>
+
 namespace mlir::tp {
 #define GEN_PASS_DEF_TPLOWERCOLLECTIVES
 #include "tp/Conversion/Passes.h.inc"
@@ -22,7 +24,7 @@ namespace {
 class CollectiveLowering {
 public:
   CollectiveLowering(ModuleOp module, bool cuda)
-      : module(module), b(module.getContext()),
+      : module(module), b(module.getContext()), cuda(cuda),
         allReduceFn(cuda ? kCudaAllReduceFn : kAllReduceFn),
         allGatherFn(cuda ? kCudaAllGatherFn : kAllGatherFn),
         reduceScatterFn(cuda ? kCudaReduceScatterFn : kReduceScatterFn) {}
@@ -31,6 +33,7 @@ public:
 private:
   ModuleOp module;
   OpBuilder b;
+  bool cuda;
   /// The target's runtime entry points (tprt_* or tprt_cuda_*).
   StringRef allReduceFn, allGatherFn, reduceScatterFn;
   SmallVector<Attribute> sites;
@@ -224,6 +227,47 @@ LogicalResult CollectiveLowering::lower(Operation *op) {
                                i64(loc, site(op, "all_to_all"))});
     result = localSlice(loc, g, split, a2a.getGridAxes(),
                         cast<RankedTensorType>(a2a.getType()));
+  } else if (auto send = dyn_cast<shard::SendOp>(op)) {
+    // Stage to stage (tp-split-stages): the peer is a member of the
+    // stage axis's group; the result is the value sent.
+    if (cuda)
+      return op->emitOpError("pipeline stages are not built for --target "
+                             "cuda yet (tprt_cuda has no send / recv)");
+    auto type = cast<RankedTensorType>(send.getInput().getType());
+    auto dt = dtype(op, type.getElementType());
+    if (failed(dt) || send.getDestination().size() != 1)
+      return failure();
+    int64_t to = send.getDestination()[0];
+    auto src = bufferization::ToBufferOp::create(
+        b, loc, MemRefType::get(type.getShape(), type.getElementType()),
+        send.getInput(), /*readOnly=*/true);
+    SmallVector<Value> args = {
+        pointerOf(loc, src), i64(loc, type.getNumElements()), i32(loc, *dt),
+        i64(loc, mask(send.getGridAxes())), i64(loc, to),
+        i64(loc, site(op, "send to stage " + std::to_string(to)))};
+    func::CallOp::create(
+        b, loc, declare(kSendFn, ValueRange(args).getTypes(), {}), args);
+    result = send.getInput();
+  } else if (auto recv = dyn_cast<shard::RecvOp>(op)) {
+    if (cuda)
+      return op->emitOpError("pipeline stages are not built for --target "
+                             "cuda yet (tprt_cuda has no send / recv)");
+    auto type = cast<RankedTensorType>(recv.getType());
+    auto dt = dtype(op, type.getElementType());
+    if (failed(dt) || !recv.getSource() || recv.getSource()->size() != 1)
+      return failure();
+    int64_t from = (*recv.getSource())[0];
+    Value dst = memref::AllocOp::create(
+        b, loc, MemRefType::get(type.getShape(), type.getElementType()));
+    SmallVector<Value> args = {
+        pointerOf(loc, dst), i64(loc, type.getNumElements()), i32(loc, *dt),
+        i64(loc, mask(recv.getGridAxes())), i64(loc, from),
+        i64(loc, site(op, "recv from stage " + std::to_string(from)))};
+    func::CallOp::create(
+        b, loc, declare(kRecvFn, ValueRange(args).getTypes(), {}), args);
+    result = bufferization::ToTensorOp::create(b, loc, type, dst,
+                                               /*restrict=*/true,
+                                               /*writable=*/true);
   } else if (auto idx = dyn_cast<shard::ProcessMultiIndexOp>(op)) {
     SmallVector<Value> indices;
     for (int16_t a : idx.getAxes())
@@ -243,8 +287,8 @@ LogicalResult CollectiveLowering::run() {
   SmallVector<Operation *> ops;
   module.walk([&](Operation *op) {
     if (isa<shard::AllReduceOp, shard::AllGatherOp, shard::ReduceScatterOp,
-            shard::AllSliceOp, shard::AllToAllOp,
-            shard::ProcessMultiIndexOp>(op))
+            shard::AllSliceOp, shard::AllToAllOp, shard::SendOp,
+            shard::RecvOp, shard::ProcessMultiIndexOp>(op))
       ops.push_back(op);
   });
   for (Operation *op : ops)

@@ -2,8 +2,10 @@
 //
 // One object per rank. Generated code reaches it through the C ABI
 // (tprt.h); tests and tp-run use it directly. Implementations:
-// ThreadsCommunicator (ranks are threads of one process, shared memory) and
-// MpiCommunicator (one process per rank, OpenMPI). Every collective gives
+// ThreadsCommunicator (ranks are threads of one process, shared memory),
+// MpiCommunicator (one process per rank, OpenMPI) and NcclCommunicator
+// (one process per GPU). Besides the collectives, send / recv between two
+// ranks carry a pipeline's activations and their gradients. Every collective gives
 // up after the timeout with a message naming this rank, the collective and
 // the ranks that never arrived, so a dead rank never hangs the others.
 //
@@ -52,6 +54,22 @@ public:
                                int64_t chunk, int32_t dtype, int64_t axesMask,
                                const std::string &what) = 0;
 
+  /// Point to point, between pipeline stages. `peer` is a world rank.
+  /// send hands `count` elements of src to `peer` and returns once they are
+  /// copied out (src may be reused at once, and a send never waits for its
+  /// receiver, so two stages that send to each other cannot deadlock);
+  /// messages between two ranks arrive in the order they were sent.
+  virtual Status send(const void *src, int64_t count, int32_t dtype, int peer,
+                      const std::string &what) = 0;
+  /// Waits for the next message from `peer` and copies it into dst; a
+  /// message of another size, or none before the timeout, is an error that
+  /// names both ranks and `what`.
+  virtual Status recv(void *dst, int64_t count, int32_t dtype, int peer,
+                      const std::string &what) = 0;
+  /// Waits until every send of this rank has been delivered (before the
+  /// communicator goes away); the timeout applies.
+  virtual Status finishSends() { return Status::ok(); }
+
   /// all_gather of unequal blocks, as an uneven split leaves them
   /// (torch.chunk's sizes: a member may hand nothing): member i of the group
   /// hands counts[i] elements; dst receives every block, packed in group
@@ -73,6 +91,11 @@ protected:
   virtual void *allocateScratch(size_t bytes);
   virtual void releaseScratch(void *ptr);
   virtual Status copyBytes(void *dst, const void *src, size_t bytes);
+  /// The errors send / recv share: a peer outside the mesh, and a message
+  /// of another size than the receiver expects.
+  Status checkPeer(int peer, const std::string &what) const;
+  Status sizeMismatch(int peer, size_t expected, size_t sent,
+                      const std::string &what) const;
   int rank_;
   Mesh mesh_;
   std::chrono::milliseconds timeout_{60000};

@@ -29,6 +29,9 @@ struct TensorSpec {
   /// A result the program may write into the buffer of the argument of the
   /// same name (an optimizer's in-place update; tp-find-in-place-updates).
   bool inPlace = false;
+  /// A pipeline's result: the stage whose value counts (ranks of other
+  /// stages return a stand-in); -1 otherwise.
+  int stage = -1;
   /// Per dim, the mesh axes (indices, major first) splitting it.
   std::vector<std::vector<int>> sharding;
 
@@ -54,11 +57,20 @@ struct Manifest {
   /// Graph inputs tp-compile --constant-input bound to a value: the program
   /// does not take them.
   std::vector<std::string> constantInputs;
+  /// Pipeline parallelism: the mesh axis of the stages (-1: none).
+  int stageAxis = -1;
   /// The planned peak of a step's temporaries per device (-1: not given).
   int64_t peakTemporaryBytes = -1;
 
   /// The hex SHA-256 of manifest.json, which program.so must carry.
   std::string sha256;
+
+  /// Whether rank `rank`'s block of result `t` is part of the result: not
+  /// when a pipeline computes it on another stage.
+  bool holdsResult(const TensorSpec &t, int rank) const {
+    return t.stage < 0 || stageAxis < 0 ||
+           mesh.indexAlong(rank, int64_t(1) << stageAxis) == t.stage;
+  }
 
   /// The argument whose buffer result `r` shares (inPlace), or -1.
   int inPlaceArgument(size_t r) const;

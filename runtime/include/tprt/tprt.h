@@ -50,6 +50,15 @@ void tprt_reduce_scatter(int64_t src, int64_t dst, int64_t outer,
                          int64_t chunk, int32_t dtype, int64_t axes_mask,
                          int64_t site);
 
+/* Point to point between pipeline stages: the peer is member `peer_index`
+ * of this rank's group along `axes_mask` (the stage axis). tprt_send
+ * returns once src is copied out; tprt_recv waits for the peer's next
+ * message, of `count` elements. */
+void tprt_send(int64_t src, int64_t count, int32_t dtype, int64_t axes_mask,
+               int64_t peer_index, int64_t site);
+void tprt_recv(int64_t dst, int64_t count, int32_t dtype, int64_t axes_mask,
+               int64_t peer_index, int64_t site);
+
 /* Which GEMM operands are stored transposed: A as [K,M], B as [N,K]. */
 enum { TPRT_TRANS_A = 1, TPRT_TRANS_B = 2 };
 

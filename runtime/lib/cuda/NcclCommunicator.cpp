@@ -6,7 +6,8 @@
 // as with every other communicator). Collectives run on a stream of their
 // own; the host polls it against the deadline and aborts the communicators
 // when a rank never arrives, so a dead rank turns into an error, not a
-// hang. Buffers are GPU memory.
+// hang. Buffers are GPU memory. send / recv go over the world
+// communicator, sends held back and grouped with the next recv.
 //
 //===----------------------------------------------------------------------===//
 #include "CudaInternal.h"
@@ -136,6 +137,51 @@ public:
     return s;
   }
 
+  /// A send is copied into scratch and held back until this rank's next
+  /// recv, collective or finishSends, and then posted in one NCCL group with
+  /// it (as Megatron's batched isend / irecv): a send posted alone would
+  /// wait for its receiver on the stream, and two stages sending to each
+  /// other would deadlock.
+  Status send(const void *src, int64_t count, int32_t dtype, int peer,
+              const std::string &what) override {
+    ncclDataType_t type;
+    if (Status s = checkP2p(peer, dtype, what, type); !s)
+      return s;
+    size_t bytes = count * dtypeSize(dtype);
+    void *copy = cuda::allocate(std::max<size_t>(bytes, 1));
+    // Copied before returning: the caller may overwrite src at once.
+    cudaError_t e =
+        cudaMemcpyAsync(copy, src, bytes, cudaMemcpyDeviceToDevice, stream);
+    if (e == cudaSuccess)
+      e = cudaStreamSynchronize(stream);
+    if (e != cudaSuccess) {
+      cuda::release(copy);
+      return Status::error("rank " + std::to_string(rank_) + ": " + what +
+                           ": " + cudaGetErrorString(e));
+    }
+    held.push_back({copy, size_t(count), type, peer, what});
+    return Status::ok();
+  }
+
+  /// NCCL messages carry no size: a sender of another count is not caught
+  /// here (the compiler emits both ends from one tensor type).
+  Status recv(void *dst, int64_t count, int32_t dtype, int peer,
+              const std::string &what) override {
+    ncclDataType_t type;
+    if (Status s = checkP2p(peer, dtype, what, type); !s)
+      return s;
+    return postHeld(what, [&]() {
+      return ncclRecv(dst, size_t(count), type, peer, world, stream);
+    });
+  }
+
+  Status finishSends() override {
+    if (held.empty())
+      return Status::ok();
+    std::string what = held.back().what;
+    return postHeld(what, [] { return ncclSuccess; });
+  }
+
 protected:
   // allGatherV / reduceScatterV pad and pack in GPU memory.
   void *allocateScratch(size_t bytes) override {
@@ -150,6 +196,50 @@ private:
   ncclComm_t world = nullptr;
   std::map<int64_t, ncclComm_t> groups;
   cudaStream_t stream = nullptr;
+
+  /// Sends not yet posted: copies of their sources.
+  struct HeldSend {
+    void *copy;
+    size_t count;
+    ncclDataType_t type;
+    int peer;
+    std::string what;
+  };
+  std::vector<HeldSend> held;
+
+  Status checkP2p(int peer, int32_t dtype, const std::string &what,
+                  ncclDataType_t &type) {
+    if (Status s = checkPeer(peer, what); !s)
+      return s;
+    if (!world)
+      return Status::error("rank " + std::to_string(rank_) + ": " + what +
+                           ": NCCL's communicator was aborted");
+    if (!ncclType(dtype, type))
+      return Status::error("rank " + std::to_string(rank_) + ": " + what +
+                           ": NCCL cannot move element type " +
+                           dtypeName(dtype));
+    return Status::ok();
+  }
+
+  /// Posts the held sends and `also` (a recv, or nothing) in one group,
+  /// waits for them, and frees the copies.
+  template <typename Fn> Status postHeld(const std::string &what, Fn also) {
+    Status s = nccl(ncclGroupStart(), what);
+    for (const HeldSend &h : held)
+      if (s)
+        s = nccl(ncclSend(h.copy, h.count, h.type, h.peer, world, stream),
+                 h.what);
+    if (s)
+      s = nccl(also(), what);
+    if (Status end = nccl(ncclGroupEnd(), what); s)
+      s = end;
+    if (s)
+      s = wait(what);
+    for (const HeldSend &h : held)
+      cuda::release(h.copy);
+    held.clear();
+    return s;
+  }
 
   Status nccl(ncclResult_t r, const std::string &what) {
     if (r == ncclSuccess)
@@ -168,6 +258,8 @@ private:
 
   Status prepare(int64_t mask, int32_t dtype, const std::string &what,
                  Call &c) {
+    if (Status s = finishSends(); !s)
+      return s;
     auto it = groups.find(mask);
     if (it == groups.end())
       return Status::error("rank " + std::to_string(rank_) + ": " + what +

@@ -86,8 +86,9 @@ private:
   Plan plan;
   Mesh mesh;
   int dpAxis = -1;
-  /// The pipeline's stage axis, which no style splits over.
-  int stageAxis = -1;
+  /// The pipeline's stage axis, which no style splits over, and its
+  /// microbatches' axis (after the plan's), which splits the batch.
+  int stageAxis = -1, mbAxis = -1;
   /// Module path -> indices of its weight arguments.
   llvm::StringMap<SmallVector<unsigned>> paramModules;
   /// Module path -> ops whose ONNX node is in that scope.
@@ -131,10 +132,19 @@ LogicalResult PlanApplier::buildMesh() {
     dpAxis = *idx;
   }
   // tp-assign-stages recorded the pipeline's axis: stages split no tensor.
-  if (auto pipeline = module->getAttrOfType<DictionaryAttr>("tp.pipeline"))
+  // Microbatches split the batch over one more axis, the last: the program
+  // is partitioned as one microbatch's (tp-split-stages runs it for each).
+  if (auto pipeline = module->getAttrOfType<DictionaryAttr>("tp.pipeline")) {
     if (auto axis = pipeline.getAs<StringAttr>("axis"))
       if (auto idx = mesh.axisIndex(axis.getValue()))
         stageAxis = *idx;
+    if (auto m = pipeline.getAs<IntegerAttr>("microbatches");
+        m && m.getInt() > 1) {
+      mbAxis = int(mesh.names.size());
+      mesh.names.push_back("_mb");
+      mesh.sizes.push_back(m.getInt());
+    }
+  }
   return success();
 }
 
@@ -179,10 +189,19 @@ FailureOr<int> PlanApplier::styleAxis(const PlanEntry &e, StringRef style,
   }
   SmallVector<int> candidates;
   for (int a = 0; a < int(mesh.names.size()); ++a)
-    if (a != dpAxis && a != stageAxis)
+    if (a != dpAxis && a != stageAxis && a != mbAxis)
       candidates.push_back(a);
   if (candidates.size() == 1)
     return candidates[0];
+  if (candidates.empty())
+    return error() << "plan entry '" << e.pattern << "=" << e.style << "' ("
+                   << e.source << ") needs a mesh axis for tensor "
+                   << "parallelism, and mesh " << mesh.describe()
+                   << " has none besides "
+                   << (stageAxis >= 0 ? "the pipeline's stage axis"
+                                      : "the data-parallel axis")
+                   << "; add one (--mesh " << mesh.describe()
+                   << ",tp=2) or drop the entry";
   return error() << "plan entry '" << e.pattern << "=" << e.style << "' ("
                  << e.source << ") must say which mesh axis it uses, e.g. "
                  << style << "@" << mesh.names.back() << " (mesh is "
@@ -431,6 +450,9 @@ LogicalResult PlanApplier::applyIO(bool inputs) {
                           "data_parallel")))
         return failure();
     }
+    if (mbAxis >= 0 && type.getRank() > 0 && !keptWhole &&
+        (inputs || !isWeightOutput()))
+      a.sharding.dims[0].push_back(mbAxis);
     for (auto &[n, layout] : specs) {
       if (n != name.getValue())
         continue;

@@ -9,7 +9,7 @@ what a user of `torch.onnx.export` gets.
 
 Families (Hugging Face-style code written here, narrow configs, random
 weights): gpt2 (fused c_attn, Conv1D [in, out] weights, tied LM head, tanh
-GELU, causal mask buffer), llama (RMSNorm, rotary with rotate_half, SwiGLU,
+GELU, causal mask buffer; gpt2_deep: 4 layers, a batch of 16), llama (RMSNorm, rotary with rotate_half, SwiGLU,
 causal mask built in forward), bert (token-type embeddings, attention mask
 input, erf GELU); and torchvision's own VisionTransformer (vit: patchify
 Conv, class token, nn.MultiheadAttention's fused in_proj, nn.Sequential MLP
@@ -492,6 +492,15 @@ def families():
         m = GPT2LMHeadModel(cfg)
         return m, {"input_ids": ids(96)}, "lm", True
 
+    def gpt2_deep():
+        # Pipeline stages (test/e2e/pipeline.test): 4 layers to split in 2
+        # or 4, a batch of 16 for 8 microbatches on 2 data-parallel ranks.
+        gen.manual_seed(1237)
+        torch.manual_seed(1238)
+        cfg = dict(vocab_size=96, n_positions=16, n_embd=32, n_head=4, n_layer=4)
+        m = GPT2LMHeadModel(cfg)
+        return m, {"input_ids": torch.randint(0, 96, (16, 8), generator=gen)}, "lm", False
+
     def llama():
         gen.manual_seed(1235)
         torch.manual_seed(1234)
@@ -555,7 +564,7 @@ def families():
         randomize_norms(m, gen)
         return m, {"x": torch.randn(B, 3, 16, 16, generator=gen)}, "mse", False
 
-    return {"gpt2": gpt2, "llama": llama, "bert": bert, "vit": vit,
+    return {"gpt2": gpt2, "gpt2_deep": gpt2_deep, "llama": llama, "bert": bert, "vit": vit,
             "resnet": resnet, "mobilenet_v3": mobilenet_v3, "unet": unet}
 
 

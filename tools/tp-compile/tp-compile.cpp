@@ -457,6 +457,13 @@ int main(int argc, char **argv) {
     autodiff.frozen.assign(frozenWeights.begin(), frozenWeights.end());
     autodiff.recompute.assign(recompute.begin(), recompute.end());
     autodiff.rematerialize = rematerializeOpt;
+    // A rematerialized value is recomputed by the stage of its forward op,
+    // which with microbatches would have to send it forward in its
+    // backward pass: pipelines of microbatches keep such values instead.
+    if (auto p = module->getOperation()->getAttrOfType<DictionaryAttr>(
+            "tp.pipeline"))
+      if (p.getAs<IntegerAttr>("microbatches").getInt() > 1)
+        autodiff.rematerialize = false;
     if (failed(runPasses([&](PassManager &pm) {
           pm.addPass(tp::createTPAutodiff(autodiff));
         })))

@@ -6,7 +6,7 @@
 // nothing between them reads one of their results. In a training step the
 // weight gradients' data-parallel all_reduces are read only by the
 // optimizer update, so they fill buckets; the forward's all_reduces, read
-// right away, stay alone.
+// right away, stay alone. A pipeline stage's sends and recvs end buckets.
 //
 //===----------------------------------------------------------------------===//
 #include "tp/Sharding/Padding.h"
@@ -150,6 +150,22 @@ SmallVector<shard::AllReduceOp> firstBucket(Block &block, int64_t cap) {
   };
   std::map<std::string, Open> open;
   for (Operation &op : block) {
+    // A pipeline stage's send or recv ends every bucket: fusing moves the
+    // ops that read a bucketed value after the bucket, which must not take
+    // a send past a recv (tp-split-stages' order is what keeps the stages
+    // from waiting for each other).
+    if (isa<shard::SendOp, shard::RecvOp>(op)) {
+      SmallVector<shard::AllReduceOp> closed;
+      for (auto &[k, bucket] : open)
+        if (bucket.members.size() > 1 &&
+            (closed.empty() ||
+             bucket.members.back()->isBeforeInBlock(closed.back())))
+          closed = bucket.members;
+      if (!closed.empty())
+        return closed;
+      open.clear();
+      continue;
+    }
     std::optional<std::string> key = bucketKey(&op);
     for (auto &entry : open) {
       Open &bucket = entry.second;

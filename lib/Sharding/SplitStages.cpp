@@ -230,14 +230,15 @@ LogicalResult StageSplitter::classify() {
               : readsMicrobatch ? (backward ? Phase::Backward : Phase::Forward)
                                 : Phase::Once;
     // What reads only arguments and constants (or values computed so) is
-    // computed where it is needed.
-    if (i.stage != kFree) {
-      if (auto known =
-              names ? names.getAs<IntegerAttr>(node) : IntegerAttr())
-        i.stage = known.getInt();
-      else if (StringRef(node).ends_with(" loss"))
-        i.stage = stages - 1;
-    }
+    // computed where it is needed; so is what reads the inputs but has no
+    // node of a stage nor a stage's operand.
+    if (i.phase == Phase::Once)
+      i.stage = kFree;
+    else if (auto known =
+                 names ? names.getAs<IntegerAttr>(node) : IntegerAttr())
+      i.stage = known.getInt();
+    else if (StringRef(node).ends_with(" loss"))
+      i.stage = stages - 1;
     info[&op] = i;
   }
   return success();
@@ -406,7 +407,11 @@ FailureOr<func::FuncOp> StageSplitter::buildStage(int64_t s,
     if (find(v, at))
       return success();
     if (auto arg = dyn_cast<BlockArgument>(v)) {
-      // This microbatch's rows of a split input.
+      // This microbatch's rows of a split input (all of them for one).
+      if (microbatches == 1) {
+        mapped[at].map(v, entry->getArgument(arg.getArgNumber()));
+        return success();
+      }
       auto type = cast<RankedTensorType>(arg.getType());
       int64_t rows = type.getDimSize(0);
       SmallVector<OpFoldResult> offsets(type.getRank(), b.getIndexAttr(0)),

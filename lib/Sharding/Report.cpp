@@ -362,7 +362,8 @@ void tp::printCollectiveReport(ModuleOp module, llvm::raw_ostream &os,
                 {"step_flops_per_device", recomputation.stepFlops},
                 {"activation_bytes_not_kept_per_device",
                  recomputation.bytesNotKept}});
-      if (auto figures = pipelineFigures(module))
+      if (auto figures = func.isPublic() ? pipelineFigures(module)
+                                         : std::nullopt)
         funcs.back().getAsObject()->try_emplace("pipeline",
                                                 std::move(*figures));
       if (remat.ops)
@@ -407,9 +408,9 @@ void tp::printCollectiveReport(ModuleOp module, llvm::raw_ostream &os,
           "kept: {0} ops, {1:e3} FLOPs added per device; {2} bytes of "
           "activations per device no longer kept\n",
           remat.ops, remat.flops, remat.bytesNotKept);
-    if (pipeline)
-      printPipeline(*pipeline, os);
   }
+  if (pipeline && !json)
+    printPipeline(*pipeline, os);
   if (json)
     os << llvm::formatv("{0:2}", llvm::json::Value(std::move(funcs))) << "\n";
 }

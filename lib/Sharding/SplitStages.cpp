@@ -147,6 +147,7 @@ private:
   void buildDispatch(ArrayRef<func::FuncOp> stageFuncs,
                      ArrayRef<SmallVector<unsigned>> owned);
   FunctionType signature();
+  SmallVector<int64_t> keptBytes();
   void dropMicrobatchAxis();
 };
 
@@ -688,9 +689,40 @@ void StageSplitter::dropMicrobatchAxis() {
   setMesh(module, outer);
 }
 
+/// Per stage, the bytes of one microbatch's values that its forward keeps
+/// for its backward (computed there or received): what each microbatch
+/// alive between its forward and its backward holds.
+SmallVector<int64_t> StageSplitter::keptBytes() {
+  SmallVector<int64_t> kept(stages, 0);
+  for (Operation *op : ops) {
+    if (info[op].phase != Phase::Forward)
+      continue;
+    for (Value r : op->getResults()) {
+      auto type = dyn_cast<RankedTensorType>(r.getType());
+      if (!type || !type.hasStaticShape())
+        continue;
+      int64_t bytes = type.getNumElements() *
+                      std::max<int64_t>(1, type.getElementTypeBitWidth() / 8);
+      SmallVector<int64_t> readers;
+      for (Operation *user : r.getUsers())
+        if (auto it = info.find(user);
+            it != info.end() && it->second.phase == Phase::Backward &&
+            it->second.stage != kFree &&
+            !llvm::is_contained(readers, it->second.stage))
+          readers.push_back(it->second.stage);
+      for (int64_t t : readers)
+        kept[t] += bytes;
+    }
+  }
+  return kept;
+}
+
 LogicalResult StageSplitter::run() {
   if (failed(classify()) || failed(findTransfers()))
     return failure();
+  NamedAttrList figures(pipeline);
+  figures.set("kept_bytes_per_microbatch", b.getDenseI64ArrayAttr(keptBytes()));
+  module->setAttr("tp.pipeline", figures.getDictionary(module.getContext()));
   SmallVector<func::FuncOp> stageFuncs;
   SmallVector<SmallVector<unsigned>> owned(stages);
   for (int64_t s = 0; s < stages; ++s) {

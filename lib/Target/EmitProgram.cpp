@@ -306,6 +306,22 @@ LogicalResult tp::emitProgram(ModuleOp module,
     if (options.memory)
       options.memory->temporaries = peak.getInt();
   }
+  // Pipeline stages: each stage's plan (the step's peak while it calls the
+  // stage), and what a microbatch keeps alive on it.
+  if (llvm::json::Object *pipeline = manifest->getObject("pipeline"))
+    if (auto calls =
+            module->getAttrOfType<DictionaryAttr>("tp.peak_bytes_at_calls")) {
+      llvm::json::Array peaks;
+      int64_t stages = pipeline->getInteger("stages").value_or(0);
+      for (int64_t s = 0; s < stages; ++s) {
+        auto bytes = calls.getAs<IntegerAttr>(funcName + "_stage" +
+                                              std::to_string(s));
+        peaks.push_back(bytes ? bytes.getInt() : -1);
+        if (options.memory && bytes)
+          options.memory->stageTemporaries.push_back(bytes.getInt());
+      }
+      (*pipeline)["peak_temporary_bytes"] = std::move(peaks);
+    }
 
   progress("translating to LLVM IR and optimizing (-O2, host CPU)");
   DialectRegistry registry;

@@ -198,6 +198,12 @@ tp::buildManifest(ModuleOp module, func::FuncOp func,
         {"axis", p.getAs<StringAttr>("axis").str()},
         {"stages", p.getAs<IntegerAttr>("stages").getInt()},
         {"microbatches", p.getAs<IntegerAttr>("microbatches").getInt()},
-        {"schedule", p.getAs<StringAttr>("schedule").str()}};
+        {"schedule", p.getAs<StringAttr>("schedule").str()},
+        {"kept_bytes_per_microbatch",
+         llvm::json::Array(
+             p.getAs<DenseI64ArrayAttr>("kept_bytes_per_microbatch")
+                 ? p.getAs<DenseI64ArrayAttr>("kept_bytes_per_microbatch")
+                       .asArrayRef()
+                 : ArrayRef<int64_t>{})}};
   return manifest;
 }

@@ -260,6 +260,15 @@ Status ManifestParser::parse(const llvm::json::Object &root) {
     if (it == m.mesh.names.end())
       return bad("pipeline axis '" + axis + "' is not a mesh axis");
     m.stageAxis = int(it - m.mesh.names.begin());
+    m.microbatches = pipeline->getInteger("microbatches").value_or(1);
+    m.schedule = pipeline->getString("schedule").value_or("").str();
+    for (auto [key, into] :
+         {std::pair<const char *, std::vector<int64_t> *>{
+              "peak_temporary_bytes", &m.stagePeakBytes},
+          {"kept_bytes_per_microbatch", &m.stageKeptBytes}})
+      if (const llvm::json::Array *list = pipeline->getArray(key))
+        for (const llvm::json::Value &v : *list)
+          into->push_back(v.getAsInteger().value_or(-1));
   }
   for (const TensorSpec &t : m.results)
     if (t.stage >= 0 &&

@@ -254,6 +254,31 @@ cl::opt<bool> listModules(
 cl::opt<bool> verbose("v", cl::desc("Print one progress line per stage"),
                       cl::cat(category));
 
+/// --report, pipelines: per stage the planned peak of temporaries and
+/// what it is made of: one microbatch's kept activations times the
+/// microbatches alive between their forward and backward under the
+/// schedule (1F1B: at most p - s on stage s of p; GPipe: all of them).
+void printStageMemory(ModuleOp module, const tp::ProgramMemory &memory) {
+  auto p = module->getAttrOfType<DictionaryAttr>("tp.pipeline");
+  auto kept = p ? p.getAs<DenseI64ArrayAttr>("kept_bytes_per_microbatch")
+                : DenseI64ArrayAttr();
+  if (!kept || memory.stageTemporaries.empty())
+    return;
+  int64_t stages = kept.size();
+  int64_t m = p.getAs<IntegerAttr>("microbatches").getInt();
+  bool oneFOneB = p.getAs<StringAttr>("schedule").getValue() == "1f1b";
+  for (int64_t s = 0; s < stages && s < int64_t(memory.stageTemporaries.size());
+       ++s) {
+    int64_t alive = oneFOneB ? std::min(m, stages - s) : m;
+    llvm::outs() << llvm::formatv(
+        "  stage {0}: temporaries {1} bytes at their peak; a microbatch "
+        "keeps {2} bytes of activations for its backward, {3} microbatch(es) "
+        "alive at once under {4}\n",
+        s, memory.stageTemporaries[s], kept[s], alive,
+        oneFOneB ? "1f1b" : "gpipe");
+  }
+}
+
 void progress(const Twine &msg) {
   if (verbose)
     llvm::errs() << "tp-compile: " << msg << "\n";
@@ -573,6 +598,8 @@ int main(int argc, char **argv) {
           "{3} bytes, temporaries {4} bytes at their peak; total {5} bytes\n",
           memory.parameters, memory.optimizerState, memory.inputs,
           memory.results, memory.temporaries, memory.total());
+    if (textReport)
+      printStageMemory(*module, memory);
     return 0;
   }
   std::string cudaText;

@@ -254,6 +254,43 @@ int stepCount(const Manifest &m) {
   return weightFeedback(m).empty() ? repeat : std::max<int>(steps, repeat);
 }
 
+/// --profile, pipelines: per stage (its first rank, where this process
+/// runs it) the temporaries at their peak against the plan, and the time
+/// spent waiting in recvs, the schedule's bubble, against its prediction
+/// (p - 1) / (m + p - 1).
+void printStages(const Manifest &m, const std::vector<RankState> &states) {
+  if (m.stageAxis < 0)
+    return;
+  int64_t stages = m.mesh.sizes[m.stageAxis], mask = int64_t(1) << m.stageAxis;
+  double predicted = double(stages - 1) / double(m.microbatches + stages - 1);
+  for (int64_t s = 0; s < stages; ++s) {
+    int rank = 0;
+    while (rank < m.mesh.numRanks() && m.mesh.indexAlong(rank, mask) != s)
+      ++rank;
+    // Threads: every rank's state; MPI and NCCL: this process's rank.
+    if (states.size() == 1 ? s != 0 : rank >= int(states.size()))
+      continue;
+    const RankState &st = states[states.size() == 1 ? 0 : rank];
+    double waited = 0, step = 0;
+    for (size_t i = 0; i < m.collectiveSites.size(); ++i)
+      if (llvm::StringRef(m.collectiveSites[i]).starts_with("recv from stage"))
+        waited += st.stats[i].seconds;
+    for (double t : st.stepSeconds)
+      step += t;
+    llvm::outs() << llvm::format(
+        "  stage %lld (rank %d): temporaries %lld bytes at their peak",
+        (long long)s, rank, (long long)st.peakTemporaries);
+    if (s < int64_t(m.stagePeakBytes.size()))
+      llvm::outs() << llvm::format(" (planned %lld bytes)",
+                                   (long long)m.stagePeakBytes[s]);
+    llvm::outs() << llvm::format(
+        "; waited %.3f ms in recvs, %.1f%% of its steps (%s, %lld "
+        "microbatches: bubble (p-1)/(m+p-1) = %.1f%%)\n",
+        waited * 1e3, step > 0 ? 100 * waited / step : 0.0,
+        m.schedule.c_str(), (long long)m.microbatches, 100 * predicted);
+  }
+}
+
 void runRank(const Program &program, Communicator &comm, const Manifest &m,
              RankState &st) {
   RankContext ctx{&comm, &m.collectiveSites, &st.stats,
@@ -804,6 +841,7 @@ int main(int argc, char **argv) {
         "; the allocator holds %lld bytes for the program's buffers (in use "
         "or cached for reuse, all ranks of this process)\n",
         (long long)reservedProgramBytes());
+    printStages(m, states);
     for (size_t i = 0; i < m.collectiveSites.size(); ++i) {
       const SiteStats &st = states[0].stats[i];
       llvm::outs() << llvm::format(

@@ -48,6 +48,9 @@ struct ProgramMemory {
   /// The peak of the step's temporaries, freed after their last use
   /// (tp-free-after-last-use).
   int64_t temporaries = 0;
+  /// Pipelines: each stage's peak of temporaries (the largest is
+  /// `temporaries`).
+  std::vector<int64_t> stageTemporaries;
   int64_t total() const {
     return parameters + optimizerState + inputs + results + temporaries;
   }

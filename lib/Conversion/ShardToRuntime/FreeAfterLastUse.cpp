@@ -72,19 +72,28 @@ struct TPFreeAfterLastUsePass
     // the callee's temporaries at their peak on top of the caller's.
     llvm::DenseMap<StringRef, int64_t> calleePeaks;
     int64_t peak = 0;
+    // The step's peak while it calls each callee: a pipeline stage's
+    // (tp-split-stages' dispatch calls one per device).
+    llvm::StringMap<int64_t> atCalls;
     for (bool entry : {false, true})
       for (auto func : getOperation().getOps<func::FuncOp>()) {
         if (func.isExternal() || func.isPublic() != entry)
           continue;
         freeAfterLastUse(func);
-        int64_t p = plannedPeak(func, calleePeaks);
+        int64_t p = plannedPeak(func, calleePeaks, entry ? &atCalls : nullptr);
         if (entry)
           peak = std::max(peak, p);
         else
           calleePeaks[func.getSymName()] = p;
       }
+    Builder b(&getContext());
     getOperation()->setAttr("tp.peak_temporary_bytes",
-                            Builder(&getContext()).getI64IntegerAttr(peak));
+                            b.getI64IntegerAttr(peak));
+    SmallVector<NamedAttribute> calls;
+    for (auto &[callee, bytes] : atCalls)
+      calls.push_back(b.getNamedAttr(callee, b.getI64IntegerAttr(bytes)));
+    getOperation()->setAttr("tp.peak_bytes_at_calls",
+                            b.getDictionaryAttr(calls));
   }
 
   static void freeAfterLastUse(func::FuncOp func) {
@@ -103,17 +112,23 @@ struct TPFreeAfterLastUsePass
   /// Live bytes along the entry block (the step's buffers; a nested
   /// block's temporaries count at their op, a callee's at its call).
   static int64_t plannedPeak(func::FuncOp func,
-                             const llvm::DenseMap<StringRef, int64_t> &callees) {
+                             const llvm::DenseMap<StringRef, int64_t> &callees,
+                             llvm::StringMap<int64_t> *atCalls) {
     int64_t live = 0, peak = 0;
     for (Operation &op : func.getBody().front()) {
       op.walk([&](Operation *nested) {
-        if (auto call = dyn_cast<func::CallOp>(nested))
-          peak = std::max(peak, live + callees.lookup(call.getCallee()));
-        else if (auto a = dyn_cast<memref::AllocOp>(nested))
+        if (auto call = dyn_cast<func::CallOp>(nested)) {
+          int64_t here = live + callees.lookup(call.getCallee());
+          peak = std::max(peak, here);
+          if (atCalls && callees.count(call.getCallee()))
+            (*atCalls)[call.getCallee()] =
+                std::max((*atCalls)[call.getCallee()], here);
+        } else if (auto a = dyn_cast<memref::AllocOp>(nested)) {
           peak = std::max(peak, live += allocationBytes(a));
-        else if (auto d = dyn_cast<memref::DeallocOp>(nested))
+        } else if (auto d = dyn_cast<memref::DeallocOp>(nested)) {
           if (auto a = d.getMemref().getDefiningOp<memref::AllocOp>())
             live -= allocationBytes(a);
+        }
       });
     }
     return peak;

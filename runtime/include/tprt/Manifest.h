@@ -57,8 +57,14 @@ struct Manifest {
   /// Graph inputs tp-compile --constant-input bound to a value: the program
   /// does not take them.
   std::vector<std::string> constantInputs;
-  /// Pipeline parallelism: the mesh axis of the stages (-1: none).
+  /// Pipeline parallelism: the mesh axis of the stages (-1: none), the
+  /// microbatches and schedule, and per stage the planned peak of
+  /// temporaries and the activation bytes a microbatch keeps for its
+  /// backward.
   int stageAxis = -1;
+  int64_t microbatches = 1;
+  std::string schedule;
+  std::vector<int64_t> stagePeakBytes, stageKeptBytes;
   /// The planned peak of a step's temporaries per device (-1: not given).
   int64_t peakTemporaryBytes = -1;
 

@@ -43,6 +43,10 @@
 // the others as the argument of the same name (a weight another stage
 // updates) or as uninitialised tensors, and `tp.stage` on each result of
 // the function says which stage's value counts (tp-run takes it there).
+// A weight that several stages read (GPT-2's embedding, tied to the
+// output projection of the last stage) is updated once, by the stage that
+// sums its gradient, and sent to the others, which return it too: every
+// stage's copy is the updated one at the next step.
 //
 //===----------------------------------------------------------------------===//
 #include "tp/Dialect/TP/IR/TPOps.h"
@@ -117,6 +121,11 @@ private:
   /// Per (from, to, phase): the values sent, in program order.
   std::map<std::tuple<int64_t, int64_t, Phase>, SmallVector<Value>> sent;
   DenseMap<Value, SmallVector<int64_t>> sendsTo;
+  /// Per result: the stages other than its owner that return it too (an
+  /// updated weight they read).
+  DenseMap<unsigned, SmallVector<int64_t>> alsoReturnedBy;
+  /// Those stages, per returned value (they receive it).
+  DenseMap<Value, SmallVector<int64_t>> readersOfResult;
 
   bool perMicrobatch(Value v) {
     if (auto arg = dyn_cast<BlockArgument>(v))
@@ -142,6 +151,8 @@ private:
   bool splitOverMicrobatches(Attribute layout, Type type);
   LogicalResult classify();
   LogicalResult findTransfers();
+  void shareUpdatedWeights();
+  SmallVector<int64_t> stagesReading(Value arg);
   SmallVector<std::pair<Phase, int64_t>> schedule(int64_t s);
   FailureOr<func::FuncOp> buildStage(int64_t s, SmallVector<unsigned> &owned);
   void buildDispatch(ArrayRef<func::FuncOp> stageFuncs,
@@ -259,6 +270,9 @@ LogicalResult StageSplitter::findTransfers() {
         if (!llvm::is_contained(to, it->second.stage))
           to.push_back(it->second.stage);
       }
+      for (int64_t t : readersOfResult.lookup(r))
+        if (!llvm::is_contained(to, t))
+          to.push_back(t);
       for (int64_t t : to) {
         if (!isa<RankedTensorType>(r.getType()))
           return op->emitOpError("passes a value that is not a tensor from "
@@ -282,6 +296,52 @@ LogicalResult StageSplitter::findTransfers() {
     }
   }
   return success();
+}
+
+/// The stages whose ops read `arg`, also through what is computed where
+/// it is needed (a weight's transpose).
+SmallVector<int64_t> StageSplitter::stagesReading(Value arg) {
+  SmallVector<int64_t> stagesFound;
+  SmallVector<Value> work = {arg};
+  DenseSet<Value> seen = {arg};
+  while (!work.empty()) {
+    Value v = work.pop_back_val();
+    for (Operation *user : v.getUsers()) {
+      auto it = info.find(user);
+      if (it == info.end())
+        continue; // the return
+      if (it->second.stage != kFree) {
+        if (!llvm::is_contained(stagesFound, it->second.stage))
+          stagesFound.push_back(it->second.stage);
+        continue;
+      }
+      for (Value r : user->getResults())
+        if (seen.insert(r).second)
+          work.push_back(r);
+    }
+  }
+  return stagesFound;
+}
+
+void StageSplitter::shareUpdatedWeights() {
+  auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
+  for (auto [k, v] : llvm::enumerate(ret.getOperands())) {
+    auto out = func.getResultAttrOfType<StringAttr>(k, "tp.output");
+    Operation *def = v.getDefiningOp();
+    if (!out || !def || info[def].stage == kFree)
+      continue;
+    for (BlockArgument a : func.getArguments()) {
+      auto name = func.getArgAttrOfType<StringAttr>(a.getArgNumber(),
+                                                    "tp.param");
+      if (name != out || a.getType() != v.getType())
+        continue;
+      for (int64_t t : stagesReading(a))
+        if (t != info[def].stage) {
+          alsoReturnedBy[k].push_back(t);
+          readersOfResult[v].push_back(t);
+        }
+    }
+  }
 }
 
 SmallVector<std::pair<Phase, int64_t>> StageSplitter::schedule(int64_t s) {
@@ -329,7 +389,8 @@ FailureOr<func::FuncOp> StageSplitter::buildStage(int64_t s,
   // argument, a constant) come from stage 0.
   for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
     int64_t owner = infoOf(v).stage;
-    if (owner == s || (owner == kFree && s == 0))
+    if (owner == s || (owner == kFree && s == 0) ||
+        llvm::is_contained(alsoReturnedBy.lookup(i), s))
       owned.push_back(i);
   }
   FunctionType whole = signature();
@@ -614,7 +675,8 @@ void StageSplitter::buildDispatch(ArrayRef<func::FuncOp> stageFuncs,
   // Every result's stage, for the manifest.
   for (auto [s, list] : llvm::enumerate(owned))
     for (unsigned r : list)
-      func.setResultAttr(r, "tp.stage", b.getI64IntegerAttr(s));
+      if (!llvm::is_contained(alsoReturnedBy.lookup(r), int64_t(s)))
+        func.setResultAttr(r, "tp.stage", b.getI64IntegerAttr(s));
   // The old body goes; the dispatch replaces it.
   ret.erase();
   while (!body.empty())
@@ -718,7 +780,10 @@ SmallVector<int64_t> StageSplitter::keptBytes() {
 }
 
 LogicalResult StageSplitter::run() {
-  if (failed(classify()) || failed(findTransfers()))
+  if (failed(classify()))
+    return failure();
+  shareUpdatedWeights();
+  if (failed(findTransfers()))
     return failure();
   NamedAttrList figures(pipeline);
   figures.set("kept_bytes_per_microbatch", b.getDenseI64ArrayAttr(keptBytes()));

@@ -178,6 +178,10 @@ FailureOr<SmallVector<size_t>> StageAssigner::cutsFromSplitPoints() {
                    << names.size() << " module(s), so "
                    << names.size() + 1 << " stage(s), but mesh axis '"
                    << plan.pipeline.axis << "' has " << stages;
+  // Ops before the first module's (unscoped constants) compute nothing.
+  size_t firstModuleOp = std::numeric_limits<size_t>::max();
+  for (auto &[path, index] : firstOp)
+    firstModuleOp = std::min(firstModuleOp, index);
   SmallVector<size_t> cuts;
   for (const std::string &name : names) {
     auto it = firstOp.find(name);
@@ -189,10 +193,10 @@ FailureOr<SmallVector<size_t>> StageAssigner::cutsFromSplitPoints() {
                      << ") names no module of the model; closest: "
                      << closestModules(name, all);
     }
-    if (it->second == 0)
+    if (it->second <= firstModuleOp)
       return error() << "pipeline split_before '" << name << "' (" << where
-                     << ") begins at the model's first op: stage 0 would "
-                        "be empty";
+                     << ") begins where the model does: stage 0 would "
+                        "have no module";
     if (!cuts.empty() && it->second <= cuts.back())
       return error() << "pipeline split_before '" << name << "' (" << where
                      << ") does not come after '"

@@ -270,12 +270,16 @@ void printStageMemory(ModuleOp module, const tp::ProgramMemory &memory) {
   for (int64_t s = 0; s < stages && s < int64_t(memory.stageTemporaries.size());
        ++s) {
     int64_t alive = oneFOneB ? std::min(m, stages - s) : m;
-    llvm::outs() << llvm::formatv(
-        "  stage {0}: temporaries {1} bytes at their peak; a microbatch "
-        "keeps {2} bytes of activations for its backward, {3} microbatch(es) "
-        "alive at once under {4}\n",
-        s, memory.stageTemporaries[s], kept[s], alive,
-        oneFOneB ? "1f1b" : "gpipe");
+    llvm::outs() << llvm::formatv("  stage {0}: temporaries {1} bytes at "
+                                  "their peak",
+                                  s, memory.stageTemporaries[s]);
+    // A forward alone keeps nothing for a backward.
+    if (kept[s])
+      llvm::outs() << llvm::formatv(
+          "; a microbatch keeps {0} bytes of activations for its backward, "
+          "{1} microbatch(es) alive at once under {2}",
+          kept[s], alive, oneFOneB ? "1f1b" : "gpipe");
+    llvm::outs() << "\n";
   }
 }
 

@@ -16,6 +16,7 @@
 #include "tprt/Watchdog.h"
 #include "tprt/WeightLoader.h"
 
+#include "llvm/ADT/StringMap.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
@@ -842,13 +843,31 @@ int main(int argc, char **argv) {
         "or cached for reuse, all ranks of this process)\n",
         (long long)reservedProgramBytes());
     printStages(m, states);
+    // A pipeline's every microbatch has its own send and recv sites: one
+    // line per name, and only rank 0's stage's.
+    std::vector<std::pair<std::string, SiteStats>> sites;
+    llvm::StringMap<size_t> line;
     for (size_t i = 0; i < m.collectiveSites.size(); ++i) {
       const SiteStats &st = states[0].stats[i];
+      if (m.stageAxis < 0) {
+        sites.push_back({m.collectiveSites[i], st});
+        continue;
+      }
+      if (st.calls == 0)
+        continue;
+      auto [it, added] = line.try_emplace(m.collectiveSites[i], sites.size());
+      if (added)
+        sites.push_back({m.collectiveSites[i], SiteStats()});
+      SiteStats &sum = sites[it->second].second;
+      sum.calls += st.calls;
+      sum.bytes += st.bytes;
+      sum.seconds += st.seconds;
+    }
+    for (const auto &[name, st] : sites)
       llvm::outs() << llvm::format(
           "  %-40s %4lld call(s) %10lld bytes/rank %8.3f ms (rank 0)\n",
-          m.collectiveSites[i].c_str(), (long long)st.calls,
-          (long long)st.bytes, st.seconds * 1e3);
-    }
+          name.c_str(), (long long)st.calls, (long long)st.bytes,
+          st.seconds * 1e3);
     // GEMMs on OpenBLAS, per shape (rank 0, all steps).
     for (const auto &[shape, st] : states[0].gemms) {
       double flops = 2.0 * shape[0] * shape[1] * shape[2] * st.calls;

@@ -26,7 +26,7 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from run import cpu_model, run_measured  # noqa: E402
+from run import cpu_model, run_measured, write_section  # noqa: E402
 
 
 def parse_args():
@@ -195,20 +195,7 @@ def main():
               f"{t['tp_peak_mib'] / t['base_peak_mib']:.2f}."]
     print("\n".join(lines))
     if args.markdown:
-        write_section(args.markdown, lines)
-
-
-def write_section(path, lines):
-    """Replaces the text between the cnn markers of `path` (appends them)."""
-    begin, end = "<!-- BEGIN cnn (bench/cnn.py) -->", "<!-- END cnn -->"
-    text = open(path).read() if os.path.exists(path) else ""
-    block = "\n".join([begin, *lines, end])
-    if begin in text and end in text:
-        text = text[:text.index(begin)] + block + text[text.index(end) + len(end):]
-    else:
-        text = text.rstrip("\n") + "\n\n" + block + "\n"
-    with open(path, "w") as f:
-        f.write(text)
+        write_section(args.markdown, "cnn", lines)
 
 
 if __name__ == "__main__":

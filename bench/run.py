@@ -339,15 +339,37 @@ def write_markdown(args, lines):
             "Command: `./bench/run.sh " + " ".join(
                 f"--{k} {v}" for k, v in (("layers", args.layers), ("hidden", args.hidden),
                                           ("seq", args.seq), ("repeat", args.repeat))) + "`", ""]
-    # bench/cnn.py's section is its own: kept as it is.
+    # bench/cnn.py's and bench/pipeline.py's sections are their own: kept.
     kept = ""
-    begin, end = "<!-- BEGIN cnn (bench/cnn.py) -->", "<!-- END cnn -->"
     if os.path.exists(args.markdown):
         old = open(args.markdown).read()
-        if begin in old and end in old:
-            kept = "\n" + old[old.index(begin):old.index(end) + len(end)] + "\n"
+        for name in SECTIONS:
+            begin, end = section_markers(name)
+            if begin in old and end in old:
+                kept += "\n" + old[old.index(begin):old.index(end) + len(end)] + "\n"
     with open(args.markdown, "w") as f:
         f.write("\n".join(head + lines) + "\n" + kept)
+
+
+# The sections of docs/Performance.md other scripts write.
+SECTIONS = {"cnn": "bench/cnn.py", "pipeline": "bench/pipeline.py"}
+
+
+def section_markers(name):
+    return f"<!-- BEGIN {name} ({SECTIONS[name]}) -->", f"<!-- END {name} -->"
+
+
+def write_section(path, name, lines):
+    """Replaces the text between the `name` markers of `path` (appends them)."""
+    begin, end = section_markers(name)
+    text = open(path).read() if os.path.exists(path) else ""
+    block = "\n".join([begin, *lines, end])
+    if begin in text and end in text:
+        text = text[:text.index(begin)] + block + text[text.index(end) + len(end):]
+    else:
+        text = text.rstrip("\n") + "\n\n" + block + "\n"
+    with open(path, "w") as f:
+        f.write(text)
 
 
 if __name__ == "__main__":

@@ -594,12 +594,8 @@ struct TPApplyPlanPass : tp::impl::TPApplyPlanBase<TPApplyPlanPass> {
       emitError(getOperation().getLoc()) << msg;
       signalPassFailure();
     };
-    if (!planFile.empty())
-      if (auto err = readPlanFile(planFile, plan))
-        return fail(*err);
-    if (!meshSpec.empty())
-      if (auto err = parseMeshSpec(llvm::join(meshSpec, ","), plan))
-        return fail(*err);
+    if (auto err = readPlanOptions(planFile, meshSpec, plan))
+      return fail(*err);
     if (auto err = addEntries(entries, plan))
       return fail(*err);
     if (!dataParallel.empty())

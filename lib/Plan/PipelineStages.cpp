@@ -376,12 +376,8 @@ struct TPAssignStagesPass
       emitError(getOperation().getLoc()) << msg;
       signalPassFailure();
     };
-    if (!planFile.empty())
-      if (auto err = readPlanFile(planFile, plan))
-        return fail(*err);
-    if (!meshSpec.empty())
-      if (auto err = parseMeshSpec(llvm::join(meshSpec, ","), plan))
-        return fail(*err);
+    if (auto err = readPlanOptions(planFile, meshSpec, plan))
+      return fail(*err);
     if (!pipeline.empty())
       if (auto err = parsePipelineSpec(pipeline, plan))
         return fail(*err);

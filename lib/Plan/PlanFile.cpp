@@ -11,6 +11,7 @@
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
 #include <cctype>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -394,5 +395,16 @@ std::optional<unsigned> tp::moduleWeight(func::FuncOp func,
   for (unsigned i : params)
     if (llvm::is_contained(pytorchNames(func, i), want))
       return i;
+  return std::nullopt;
+}
+
+std::optional<std::string> tp::readPlanOptions(StringRef planFile,
+                                               ArrayRef<std::string> meshSpec,
+                                               Plan &plan) {
+  if (!planFile.empty())
+    if (auto err = readPlanFile(planFile, plan))
+      return err;
+  if (!meshSpec.empty())
+    return parseMeshSpec(llvm::join(meshSpec, ","), plan);
   return std::nullopt;
 }

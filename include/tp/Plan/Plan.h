@@ -82,6 +82,12 @@ std::optional<std::string> readPlanFile(StringRef path, Plan &plan);
 /// `dp=2,tp=4` -> plan.mesh (replacing the file's mesh).
 std::optional<std::string> parseMeshSpec(StringRef spec, Plan &plan);
 
+/// A pass's `plan` and `mesh` options: the file (if any), then the mesh
+/// over its mesh.
+std::optional<std::string> readPlanOptions(StringRef planFile,
+                                           ArrayRef<std::string> meshSpec,
+                                           Plan &plan);
+
 /// `axis=pp,split_before=layers.4+layers.8,microbatches=8,schedule=gpipe`
 /// (tp-compile --pipeline) -> plan.pipeline, over the file's keys.
 std::optional<std::string> parsePipelineSpec(StringRef spec, Plan &plan);

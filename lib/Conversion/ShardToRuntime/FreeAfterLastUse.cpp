@@ -92,8 +92,9 @@ struct TPFreeAfterLastUsePass
     SmallVector<NamedAttribute> calls;
     for (auto &[callee, bytes] : atCalls)
       calls.push_back(b.getNamedAttr(callee, b.getI64IntegerAttr(bytes)));
-    getOperation()->setAttr("tp.peak_bytes_at_calls",
-                            b.getDictionaryAttr(calls));
+    if (!calls.empty())
+      getOperation()->setAttr("tp.peak_bytes_at_calls",
+                              b.getDictionaryAttr(calls));
   }
 
   static void freeAfterLastUse(func::FuncOp func) {

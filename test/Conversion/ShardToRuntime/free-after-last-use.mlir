@@ -109,3 +109,37 @@ func.func @address_taken(%in: memref<16xf32>, %out: memref<16xf32>) {
   memref.dealloc %a : memref<16xf32>
   return
 }
+
+// -----
+
+// A pipeline's dispatch (tp-split-stages): the step's peak while it calls
+// each stage's function, the caller's live buffers plus the callee's own
+// peak, for --report's per-stage figure.
+// CHECK: module attributes {tp.peak_bytes_at_calls = {stage0 = 192 : i64, stage1 = 128 : i64}, tp.peak_temporary_bytes = 192 : i64}
+// CHECK-LABEL: func.func @dispatch
+func.func private @stage0(%in: memref<16xf32>) {
+  %a = memref.alloc() : memref<32xf32>
+  memref.copy %in, %in : memref<16xf32> to memref<16xf32>
+  memref.dealloc %a : memref<32xf32>
+  return
+}
+func.func private @stage1(%in: memref<16xf32>) {
+  %a = memref.alloc() : memref<16xf32>
+  memref.dealloc %a : memref<16xf32>
+  return
+}
+func.func @dispatch(%in: memref<16xf32>, %stage: index) {
+  %b = memref.alloc() : memref<16xf32>
+  memref.copy %in, %b : memref<16xf32> to memref<16xf32>
+  scf.index_switch %stage
+  case 0 {
+    func.call @stage0(%b) : (memref<16xf32>) -> ()
+    scf.yield
+  }
+  default {
+    func.call @stage1(%b) : (memref<16xf32>) -> ()
+    scf.yield
+  }
+  memref.dealloc %b : memref<16xf32>
+  return
+}

@@ -25,6 +25,8 @@ static constexpr const char *kBufferize =
     "function-boundary-type-conversion=identity-layout-map},"
     // Results become caller-provided buffers; temporaries are freed.
     "buffer-results-to-out-params{modify-public-functions hoist-static-allocs},"
+    // A pipeline's stages write the step's results themselves.
+    "tp-stage-results-to-out-params,"
     "buffer-deallocation-pipeline,tp-free-after-last-use,"
     "tp-find-in-place-updates,";
 static constexpr const char *kCpuLinalgToLoops =

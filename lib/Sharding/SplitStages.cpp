@@ -308,8 +308,12 @@ SmallVector<int64_t> StageSplitter::stagesReading(Value arg) {
     Value v = work.pop_back_val();
     for (Operation *user : v.getUsers()) {
       auto it = info.find(user);
-      if (it == info.end())
-        continue; // the return
+      if (it == info.end()) {
+        // The return: a value no stage computes is stage 0's result.
+        if (!llvm::is_contained(stagesFound, 0))
+          stagesFound.push_back(0);
+        continue;
+      }
       if (it->second.stage != kFree) {
         if (!llvm::is_contained(stagesFound, it->second.stage))
           stagesFound.push_back(it->second.stage);
@@ -672,11 +676,29 @@ void StageSplitter::buildDispatch(ArrayRef<func::FuncOp> stageFuncs,
           return a;
     return {};
   };
-  // Every result's stage, for the manifest.
+  // The stages that read each argument, where not all do: tp-run leaves
+  // the others' ranks without it.
+  for (BlockArgument a : func.getArguments()) {
+    SmallVector<int64_t> readers = stagesReading(a);
+    if (int64_t(readers.size()) < stages) {
+      llvm::sort(readers);
+      func.setArgAttr(a.getArgNumber(), "tp.stages",
+                      b.getDenseI64ArrayAttr(readers));
+    }
+  }
+  // Every result's stage, for the manifest; a result more than one stage
+  // writes (an updated tied weight) lists them all.
   for (auto [s, list] : llvm::enumerate(owned))
     for (unsigned r : list)
       if (!llvm::is_contained(alsoReturnedBy.lookup(r), int64_t(s)))
         func.setResultAttr(r, "tp.stage", b.getI64IntegerAttr(s));
+  for (auto &[r, others] : alsoReturnedBy) {
+    SmallVector<int64_t> writers = {
+        func.getResultAttrOfType<IntegerAttr>(r, "tp.stage").getInt()};
+    writers.append(others.begin(), others.end());
+    llvm::sort(writers);
+    func.setResultAttr(r, "tp.stages", b.getDenseI64ArrayAttr(writers));
+  }
   // The old body goes; the dispatch replaces it.
   ret.erase();
   while (!body.empty())

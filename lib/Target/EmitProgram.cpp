@@ -306,8 +306,13 @@ LogicalResult tp::emitProgram(ModuleOp module,
     if (options.memory)
       options.memory->temporaries = peak.getInt();
   }
-  // Pipeline stages: each stage's plan (the step's peak while it calls the
-  // stage), and what a microbatch keeps alive on it.
+  // Pipeline stages: whether a stage's ranks may go without the buffers
+  // it does not touch (tp-stage-results-to-out-params); each stage's plan
+  // (the step's peak while it calls the stage), and what a microbatch
+  // keeps alive on it.
+  if (llvm::json::Object *pipeline = manifest->getObject("pipeline"))
+    if (module->hasAttr("tp.stage_buffers_only"))
+      (*pipeline)["stage_buffers_only"] = true;
   if (llvm::json::Object *pipeline = manifest->getObject("pipeline"))
     if (auto calls =
             module->getAttrOfType<DictionaryAttr>("tp.peak_bytes_at_calls")) {

@@ -153,11 +153,17 @@ tp::buildManifest(ModuleOp module, func::FuncOp func,
       entry["torch_transposed"] = true;
     if (!info.onnxShape.empty())
       entry["onnx_shape"] = llvm::json::Array(info.onnxShape);
-    // Pipeline stages: the stage whose value of a result counts.
+    // Pipeline stages: the stage whose value of a result counts; the
+    // stages that read an argument or write a result, where not all do.
     if (!isArg)
       if (auto stage = func.getResultAttrOfType<IntegerAttr>(i - numArgs,
                                                              "tp.stage"))
         entry["stage"] = stage.getInt();
+    if (auto stages =
+            isArg ? func.getArgAttrOfType<DenseI64ArrayAttr>(i, "tp.stages")
+                  : func.getResultAttrOfType<DenseI64ArrayAttr>(i - numArgs,
+                                                                "tp.stages"))
+      entry["stages"] = llvm::json::Array(stages.asArrayRef());
     (isArg ? args : results).push_back(std::move(entry));
   }
 

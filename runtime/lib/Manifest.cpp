@@ -123,6 +123,13 @@ Status ManifestParser::readTensor(const llvm::json::Value &v,
   t.torchTransposed = o->getBoolean("torch_transposed").value_or(false);
   t.inPlace = o->getBoolean("in_place").value_or(false);
   t.stage = int(o->getInteger("stage").value_or(-1));
+  if (const llvm::json::Array *list = o->getArray("stages"))
+    for (const llvm::json::Value &v : *list) {
+      std::optional<int64_t> s = v.getAsInteger();
+      if (!s || *s < 0)
+        return bad(what + ": stages holds a value that is no stage");
+      t.stages.push_back(*s);
+    }
   t.dtype = dtypeFromName(o->getString("dtype").value_or("").str());
   if (t.dtype < 0)
     return bad(what + " has an unsupported dtype");
@@ -262,6 +269,8 @@ Status ManifestParser::parse(const llvm::json::Object &root) {
     m.stageAxis = int(it - m.mesh.names.begin());
     m.microbatches = pipeline->getInteger("microbatches").value_or(1);
     m.schedule = pipeline->getString("schedule").value_or("").str();
+    m.stageBuffersOnly =
+        pipeline->getBoolean("stage_buffers_only").value_or(false);
     for (auto [key, into] :
          {std::pair<const char *, std::vector<int64_t> *>{
               "peak_temporary_bytes", &m.stagePeakBytes},
@@ -270,11 +279,16 @@ Status ManifestParser::parse(const llvm::json::Object &root) {
         for (const llvm::json::Value &v : *list)
           into->push_back(v.getAsInteger().value_or(-1));
   }
-  for (const TensorSpec &t : m.results)
-    if (t.stage >= 0 &&
-        (m.stageAxis < 0 || t.stage >= m.mesh.sizes[m.stageAxis]))
-      return bad("result '" + t.name + "' names stage " +
-                 std::to_string(t.stage) + " of no pipeline stage axis");
+  for (const std::vector<TensorSpec> *list : {&m.arguments, &m.results})
+    for (const TensorSpec &t : *list) {
+      int64_t most = std::max<int64_t>(
+          t.stage, t.stages.empty() ? -1 : *std::max_element(t.stages.begin(),
+                                                              t.stages.end()));
+      if (most >= 0 &&
+          (m.stageAxis < 0 || most >= m.mesh.sizes[m.stageAxis]))
+        return bad("'" + t.name + "' names stage " + std::to_string(most) +
+                   " of no pipeline stage axis");
+    }
   if (const llvm::json::Value *peak = root.get("peak_temporary_bytes")) {
     std::optional<int64_t> bytes = peak->getAsInteger();
     if (!bytes || *bytes < 0)

@@ -106,11 +106,13 @@ Status Program::load(const Manifest &m, std::unique_ptr<Program> &out) {
 
 std::vector<std::vector<char>>
 tprt::makeResultBuffers(const Manifest &m,
-                        std::vector<std::vector<char>> &args) {
+                        std::vector<std::vector<char>> &args, int rank) {
   std::vector<std::vector<char>> results;
   for (size_t r = 0; r < m.results.size(); ++r) {
     const TensorSpec &t = m.results[r];
-    if (int a = m.inPlaceArgument(r); a >= 0)
+    if (rank >= 0 && !m.needsBuffer(t, /*isResult=*/true, rank))
+      results.emplace_back(); // another pipeline stage writes it
+    else if (int a = m.inPlaceArgument(r); a >= 0)
       results.push_back(std::exchange(args[a], {}));
     else
       results.emplace_back(t.localElements() * dtypeSize(t.dtype));

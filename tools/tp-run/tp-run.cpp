@@ -202,6 +202,11 @@ Status prepareRank(const Manifest &m, int rank,
                    const std::map<std::string, NpyArray> &feeds,
                    const WeightSource &weights, RankState &st) {
   for (const TensorSpec &t : m.arguments) {
+    // A pipeline stage that never reads it (another stage's weights).
+    if (!m.needsBuffer(t, /*isResult=*/false, rank)) {
+      st.args.emplace_back();
+      continue;
+    }
     st.args.emplace_back(t.localElements() * dtypeSize(t.dtype));
     if (t.kind == "state") {
       continue; // optimizer state starts at zero (the vector is zeroed)
@@ -226,7 +231,7 @@ Status prepareRank(const Manifest &m, int rank,
       }
     }
   }
-  st.results = makeResultBuffers(m, st.args);
+  st.results = makeResultBuffers(m, st.args, rank);
   st.stats.resize(m.collectiveSites.size());
   return Status::ok();
 }
@@ -342,7 +347,8 @@ void runRank(const Program &program, Communicator &comm, const Manifest &m,
     // an in-place update wrote them there already).
     if (k + 1 < iterations)
       for (auto [r, a] : feedback)
-        if (m.inPlaceArgument(r) < 0)
+        if (m.inPlaceArgument(r) < 0 && !st.args[a].empty() &&
+            !st.results[r].empty())
           std::memcpy(st.args[a].data(), st.results[r].data(),
                       st.args[a].size());
   }
@@ -655,14 +661,22 @@ int main(int argc, char **argv) {
     // A weight read as a view is reported in its ONNX dims.
     if (!t.onnxShape.empty())
       a.shape = t.onnxShape;
-    size_t bytes = states[0].results[i].size();
+    size_t bytes = t.localElements() * dtypeSize(t.dtype);
+    // A pipeline rank without this result (another stage writes it) sends
+    // a stand-in of the same size.
+    std::vector<char> standIn;
+    const char *block = states[0].results[i].data();
+    if (states[0].results[i].size() != bytes) {
+      standIn.resize(bytes);
+      block = standIn.data();
+    }
     if (nccl && !mpi) {
 #ifdef TPRT_HAVE_CUDA
       // No MPI: gather every rank's block over NCCL.
       const cuda::CudaApi *api = cuda::cudaApi();
       char *mine = static_cast<char *>(api->allocate(bytes));
       char *all = static_cast<char *>(api->allocate(bytes * numRanks));
-      std::memcpy(mine, states[0].results[i].data(), bytes);
+      std::memcpy(mine, block, bytes);
       Status s = ncclRank.comm->allGather(mine, all, 1, int64_t(bytes),
                                           TPRT_I8, worldMask,
                                           "gathering output " + t.name);
@@ -678,7 +692,7 @@ int main(int argc, char **argv) {
 #endif
     } else if (mpi) {
       std::vector<char> all(worldRank == 0 ? bytes * numRanks : 0);
-      MPI_Gather(states[0].results[i].data(), int(bytes), MPI_BYTE, all.data(),
+      MPI_Gather(block, int(bytes), MPI_BYTE, all.data(),
                  int(bytes), MPI_BYTE, 0, MPI_COMM_WORLD);
       if (worldRank == 0)
         for (int r = 0; r < numRanks; ++r)

@@ -63,6 +63,24 @@ def TPFreeAfterLastUse : Pass<"tp-free-after-last-use", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::memref::MemRefDialect"];
 }
 
+def TPStageResultsToOutParams
+    : Pass<"tp-stage-results-to-out-params", "::mlir::ModuleOp"> {
+  let summary = "A pipeline's stages write the step's results in place";
+  let description = [{
+    Runs on buffers after buffer-results-to-out-params, in a module that
+    tp-split-stages cut into pipeline stages. There the dispatch
+    (`scf.index_switch` on the stage coordinate) yields, per result of the
+    step, a buffer each case allocated (its stage function's output, or a
+    stand-in for a result another stage computes) or an argument, and the
+    step copies the yielded buffer into its output parameter. This pass
+    hands each stage function the output parameter itself and drops the
+    stand-ins and the copies: a stage writes only the results it computes,
+    holds no second copy of them, and leaves the others untouched, so that
+    tp-run need not allocate them on that stage's ranks.
+  }];
+  let dependentDialects = ["::mlir::memref::MemRefDialect"];
+}
+
 def TPFindInPlaceUpdates : Pass<"tp-find-in-place-updates", "::mlir::ModuleOp"> {
   let summary = "Find the results that may share their argument's buffer";
   let description = [{

@@ -5,6 +5,7 @@
 #include "tprt/Mesh.h"
 #include "tprt/Status.h"
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -32,6 +33,9 @@ struct TensorSpec {
   /// A pipeline's result: the stage whose value counts (ranks of other
   /// stages return a stand-in); -1 otherwise.
   int stage = -1;
+  /// A pipeline's argument: the stages that read it; a result: the stages
+  /// that write it, when more than its `stage` does. Empty: every stage.
+  std::vector<int64_t> stages;
   /// Per dim, the mesh axes (indices, major first) splitting it.
   std::vector<std::vector<int>> sharding;
 
@@ -65,6 +69,9 @@ struct Manifest {
   int64_t microbatches = 1;
   std::string schedule;
   std::vector<int64_t> stagePeakBytes, stageKeptBytes;
+  /// Whether a stage's ranks touch only the arguments its stage reads and
+  /// the results it writes (the others need no buffer there).
+  bool stageBuffersOnly = false;
   /// The planned peak of a step's temporaries per device (-1: not given).
   int64_t peakTemporaryBytes = -1;
 
@@ -74,8 +81,20 @@ struct Manifest {
   /// Whether rank `rank`'s block of result `t` is part of the result: not
   /// when a pipeline computes it on another stage.
   bool holdsResult(const TensorSpec &t, int rank) const {
-    return t.stage < 0 || stageAxis < 0 ||
-           mesh.indexAlong(rank, int64_t(1) << stageAxis) == t.stage;
+    return t.stage < 0 || stageAxis < 0 || stageOf(rank) == t.stage;
+  }
+  /// Whether rank `rank` needs a buffer for argument or result `t`: not
+  /// on a pipeline stage that never touches it.
+  bool needsBuffer(const TensorSpec &t, bool isResult, int rank) const {
+    if (!stageBuffersOnly || stageAxis < 0)
+      return true;
+    if (!t.stages.empty())
+      return std::find(t.stages.begin(), t.stages.end(), stageOf(rank)) !=
+             t.stages.end();
+    return !isResult || holdsResult(t, rank);
+  }
+  int64_t stageOf(int rank) const {
+    return mesh.indexAlong(rank, int64_t(1) << stageAxis);
   }
 
   /// The argument whose buffer result `r` shares (inPlace), or -1.

@@ -55,9 +55,11 @@ void setGemmThreads(int threads);
 /// One rank's result buffers (zeroed, in the manifest's order), given its
 /// argument buffers: an in-place update's result takes its argument's
 /// buffer, which `args` then no longer holds (the step keeps one copy of
-/// the weights), and the program gets that buffer for both.
+/// the weights), and the program gets that buffer for both. With `rank`,
+/// a pipeline rank gets none for the results another stage writes.
 std::vector<std::vector<char>>
-makeResultBuffers(const Manifest &m, std::vector<std::vector<char>> &args);
+makeResultBuffers(const Manifest &m, std::vector<std::vector<char>> &args,
+                  int rank = -1);
 
 class Program {
 public:

@@ -1,9 +1,9 @@
 #!/usr/bin/python3
 """Reads the tp-run --profile output of a GPipe and a 1F1B build of the same
 pipeline; per stage, checks that the measured peak of temporaries (the
-runtime's allocator) is within the plan (--report's per-stage figure, which
-counts the activations of the microbatches the schedule keeps alive at
-once), and that 1F1B's measured peak is lower than GPipe's.
+runtime's allocator) agrees with the plan within 1% (--report's per-stage
+figure, which counts the activations of the microbatches the schedule keeps
+alive at once), and that 1F1B's measured peak is lower than GPipe's.
 
 usage: check_stage_memory.py <gpipe-profile.txt> <1f1b-profile.txt>"""
 import re
@@ -23,10 +23,12 @@ if not gpipe or gpipe.keys() != f1b.keys():
 ok = True
 for s in sorted(gpipe):
     (gm, gp), (fm, fp) = gpipe[s], f1b[s]
-    good = gm <= gp and fm <= fp and fm < gm
+    def agree(measured, planned):
+        return abs(measured - planned) <= 0.01 * planned
+    good = agree(gm, gp) and agree(fm, fp) and fm < gm
     ok &= good
-    print(f"stage {s}: gpipe measured {gm} {'<=' if gm <= gp else '>'} "
-          f"planned {gp} bytes; 1f1b measured {fm} {'<=' if fm <= fp else '>'} "
-          f"planned {fp} bytes; "
+    print(f"stage {s}: gpipe measured {gm}, planned {gp} bytes"
+          f"{'' if agree(gm, gp) else ' DIFFER'}; 1f1b measured {fm}, planned {fp} bytes"
+          f"{'' if agree(fm, fp) else ' DIFFER'}; "
           + (f"1F1B LOWER by {gm - fm} bytes" if fm < gm else "1F1B NOT LOWER"))
 sys.exit(0 if ok else 1)

@@ -104,6 +104,11 @@ public:
       throw Error(dir + ": the program was compiled for target '" + m.target +
                   "'; the Python package runs 'cpu' programs (tp-run "
                   "--backend nccl runs CUDA programs)");
+    if (m.stageAxis >= 0)
+      throw Error(dir + ": a pipeline program (stages over mesh axis '" +
+                  m.mesh.names[m.stageAxis] +
+                  "'); the Python package does not run pipelines yet, "
+                  "tp-run does");
     check(Program::load(m, program));
     if (!modelPath.empty())
       m.modelPath = modelPath;

@@ -1,11 +1,16 @@
 # RUN: %pytest %s
 """Bad input from Python: each a tp.Error with the command-line tools'
 message, raised before anything runs."""
+import os
+import subprocess
+
 import numpy as np
 import pytest
 import torch
 
 import tp
+from conftest import MODELS, TOOLS
+from tp import _tprt
 
 
 @pytest.fixture
@@ -85,3 +90,16 @@ def test_training_step_errors(compiled):
         tp.train_step(compiled, loss="hinge")
     with pytest.raises(tp.Error, match=r"get_gradients: run a step first"):
         tp.train_step(compiled).get_gradients()
+
+
+def test_pipeline_program_refused(tmp_path):
+    """A program cut into pipeline stages runs under tp-run only."""
+    out = str(tmp_path / "pp") + "/"
+    subprocess.run([os.path.join(TOOLS, "tp-compile"),
+                    os.path.join(MODELS, "mlp", "model.onnx"), "--mesh", "pp=2",
+                    "--pipeline", "axis=pp,split_before=fc2", "-o", out],
+                   check=True)
+    with pytest.raises(tp.Error, match=r"a pipeline program \(stages over mesh "
+                       r"axis 'pp'\); the Python package does not run "
+                       r"pipelines yet, tp-run does"):
+        _tprt.Session(out, "threads", 60.0)

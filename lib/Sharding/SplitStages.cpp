@@ -41,8 +41,11 @@
 //
 // Results. A stage returns the results it computes; the dispatch returns
 // the others as the argument of the same name (a weight another stage
-// updates) or as uninitialised tensors, and `tp.stage` on each result of
-// the function says which stage's value counts (tp-run takes it there).
+// updates) or as uninitialised tensors (stand-ins that
+// tp-stage-results-to-out-params drops after bufferization), and
+// `tp.stage` on each result of the function says which stage's value
+// counts (tp-run takes it there); `tp.stages` on an argument lists the
+// stages that read it, where not all do.
 // A weight that several stages read (GPT-2's embedding, tied to the
 // output projection of the last stage) is updated once, by the stage that
 // sums its gradient, and sent to the others, which return it too: every

@@ -3,7 +3,9 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/IR/SymbolTable.h"
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/SmallSet.h"
 
 namespace mlir::tp {
 #define GEN_PASS_DEF_TPFINDINPLACEUPDATES
@@ -72,35 +74,85 @@ bool updatesInPlace(linalg::GenericOp writer, BlockArgument out,
   return true;
 }
 
+/// (output argument, argument) of every in-place update of `func`.
+SmallVector<std::pair<unsigned, unsigned>> inPlacePairs(func::FuncOp func) {
+  SmallVector<std::pair<unsigned, unsigned>> pairs;
+  // Each result's first writer, then the arguments it reads (linear in
+  // the thousands of arguments of a deep model's step).
+  for (BlockArgument out : func.getArguments()) {
+    linalg::GenericOp writer = firstWriter(out);
+    if (!writer)
+      continue;
+    SmallVector<unsigned> candidates;
+    for (OpOperand *operand : writer.getDpsInputOperands())
+      if (auto in = dyn_cast<BlockArgument>(operand->get());
+          in && in.getOwner() == out.getOwner() &&
+          in.getArgNumber() < out.getArgNumber())
+        candidates.push_back(in.getArgNumber());
+    llvm::sort(candidates);
+    candidates.erase(llvm::unique(candidates), candidates.end());
+    for (unsigned i : candidates)
+      if (updatesInPlace(writer, out, func.getArgument(i)))
+        pairs.push_back({out.getArgNumber(), i});
+  }
+  return pairs;
+}
+
+/// A pipeline's step calls one stage function per device, passing its own
+/// arguments and output buffers (tp-stage-results-to-out-params): a pair
+/// holds for the step when every stage function that writes the output
+/// may update it in place from that argument.
+SmallVector<std::pair<unsigned, unsigned>>
+stagePairs(func::FuncOp step, ArrayRef<int64_t> outputs) {
+  Block &entry = step.getBody().front();
+  // Per output of the step: per call that writes it, the step arguments
+  // it may be updated from in place.
+  llvm::DenseMap<unsigned, SmallVector<llvm::SmallSet<int64_t, 2>>> sources;
+  step.walk([&](func::CallOp call) {
+    auto callee = SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(
+        call, call.getCalleeAttr());
+    if (!callee || callee.isExternal())
+      return;
+    auto stepArg = [&](Value v) -> int64_t {
+      auto arg = dyn_cast<BlockArgument>(v);
+      return arg && arg.getOwner() == &entry ? arg.getArgNumber() : -1;
+    };
+    SmallVector<std::pair<unsigned, unsigned>> inPlace = inPlacePairs(callee);
+    // Every output buffer of the step the call writes.
+    for (auto [i, operand] : llvm::enumerate(call.getOperands())) {
+      int64_t out = stepArg(operand);
+      if (out < 0 || !llvm::is_contained(outputs, out))
+        continue;
+      llvm::SmallSet<int64_t, 2> from;
+      for (auto [o, in] : inPlace)
+        if (o == i)
+          if (int64_t a = stepArg(call.getOperand(in)); a >= 0)
+            from.insert(a);
+      sources[out].push_back(std::move(from));
+    }
+  });
+  SmallVector<std::pair<unsigned, unsigned>> pairs;
+  for (auto &[out, writers] : sources)
+    for (int64_t in : writers.front())
+      if (llvm::all_of(writers, [&](auto &w) { return w.contains(in); }))
+        pairs.push_back({out, unsigned(in)});
+  llvm::sort(pairs);
+  return pairs;
+}
+
 struct TPFindInPlaceUpdatesPass
     : tp::impl::TPFindInPlaceUpdatesBase<TPFindInPlaceUpdatesPass> {
   void runOnOperation() override {
     Builder b(&getContext());
     SmallVector<Attribute> pairs;
+    auto outputs = getOperation()->getAttrOfType<DenseI64ArrayAttr>(
+        "tp.stage_buffers_only");
     for (auto func : getOperation().getOps<func::FuncOp>()) {
       if (func.isExternal() || !func.isPublic())
         continue;
-      // Each result's first writer, then the arguments it reads (linear in
-      // the thousands of arguments of a deep model's step).
-      for (BlockArgument out : func.getArguments()) {
-        linalg::GenericOp writer = firstWriter(out);
-        if (!writer)
-          continue;
-        SmallVector<unsigned> candidates;
-        for (OpOperand *operand : writer.getDpsInputOperands())
-          if (auto in = dyn_cast<BlockArgument>(operand->get());
-              in && in.getOwner() == out.getOwner() &&
-              in.getArgNumber() < out.getArgNumber())
-            candidates.push_back(in.getArgNumber());
-        llvm::sort(candidates);
-        candidates.erase(llvm::unique(candidates), candidates.end());
-        for (unsigned i : candidates)
-          if (BlockArgument in = func.getArgument(i);
-              updatesInPlace(writer, out, in))
-          if (updatesInPlace(writer, out, in))
-            pairs.push_back(b.getDenseI64ArrayAttr(
-                {int64_t(out.getArgNumber()), int64_t(in.getArgNumber())}));
-      }
+      for (auto [out, in] : outputs ? stagePairs(func, outputs.asArrayRef())
+                                    : inPlacePairs(func))
+        pairs.push_back(b.getDenseI64ArrayAttr({int64_t(out), int64_t(in)}));
     }
     getOperation()->setAttr("tp.in_place_updates", b.getArrayAttr(pairs));
   }

@@ -11,8 +11,9 @@
 //
 // The stage functions write into the output parameters directly; the
 // stand-ins and the copies go. When every result is so redirected, the
-// module gets `tp.stage_buffers_only`: a stage's ranks touch only the
-// arguments it reads and the results it writes (the manifest tells tp-run).
+// module gets `tp.stage_buffers_only` (the step's output buffers, by
+// argument number): a stage's ranks touch only the arguments it reads and
+// the results it writes (the manifest tells tp-run).
 //
 //===----------------------------------------------------------------------===//
 #include "tp/Conversion/Passes.h"
@@ -39,8 +40,10 @@ Value yieldedBuffer(Region &region, unsigned index) {
 }
 
 /// Redirects result `res` of `dispatch` into the output parameter the step
-/// copies it to; false (nothing changed) where the pattern differs.
-bool redirect(Block &entry, scf::IndexSwitchOp dispatch, OpResult res) {
+/// copies it to (its argument number in `outs`); false (nothing changed)
+/// where the pattern differs.
+bool redirect(Block &entry, scf::IndexSwitchOp dispatch, OpResult res,
+              SmallVectorImpl<int64_t> &outs) {
   if (!res.hasOneUse())
     return false;
   auto copy = dyn_cast<memref::CopyOp>(*res.getUsers().begin());
@@ -71,6 +74,7 @@ bool redirect(Block &entry, scf::IndexSwitchOp dispatch, OpResult res) {
     alloc.erase();
   }
   copy.erase();
+  outs.push_back(out.getArgNumber());
   return true;
 }
 
@@ -85,13 +89,18 @@ struct TPStageResultsToOutParamsPass
         continue;
       Block &entry = func.getBody().front();
       bool all = true;
+      SmallVector<int64_t> outs;
       for (auto dispatch : llvm::to_vector(entry.getOps<scf::IndexSwitchOp>()))
         for (OpResult res : dispatch->getResults())
-          all &= redirect(entry, dispatch, res);
+          all &= redirect(entry, dispatch, res, outs);
       // Only then may a stage's ranks go without the arguments it does not
-      // read (`tp.stages`) and the results it does not write.
-      if (all)
-        module->setAttr("tp.stage_buffers_only", UnitAttr::get(&getContext()));
+      // read (`tp.stages`) and the results it does not write. The step's
+      // output buffers are listed (tp-find-in-place-updates reads them).
+      if (all) {
+        llvm::sort(outs);
+        module->setAttr("tp.stage_buffers_only",
+                        DenseI64ArrayAttr::get(&getContext(), outs));
+      }
       else
         for (unsigned a = 0; a < func.getNumArguments(); ++a)
           func.removeArgAttr(a, "tp.stages");

@@ -62,3 +62,48 @@ func.func @transposed(%w: memref<8x8xf32>, %g: memref<8x8xf32>, %new_w: memref<8
   }
   return
 }
+
+// -----
+
+// A pipeline's step (tp.stage_buffers_only: its output buffers): the
+// stage functions write them. Output 3 (w0's update) is written by stage 0 alone, in
+// place from its argument 0: a pair of the step. Output 4 (the tied w1)
+// is updated in place by stage 0 but copied in by stage 1 (received from
+// stage 0): no pair.
+// CHECK: module attributes {tp.in_place_updates = [array<i64: 3, 0>], tp.stage_buffers_only = array<i64: 2, 3, 4>}
+// CHECK-LABEL: func.func @step
+#id = affine_map<(d0) -> (d0)>
+module attributes {tp.stage_buffers_only = array<i64: 2, 3, 4>} {
+  func.func private @stage0(%w0: memref<16xf32>, %w1: memref<16xf32>, %g: memref<16xf32>, %new_w0: memref<16xf32>, %new_w1: memref<16xf32>) {
+    linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel"]}
+        ins(%w0, %g : memref<16xf32>, memref<16xf32>) outs(%new_w0 : memref<16xf32>) {
+    ^bb0(%a: f32, %b: f32, %c: f32):
+      %d = arith.subf %a, %b : f32
+      linalg.yield %d : f32
+    }
+    linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel"]}
+        ins(%w1, %g : memref<16xf32>, memref<16xf32>) outs(%new_w1 : memref<16xf32>) {
+    ^bb0(%a: f32, %b: f32, %c: f32):
+      %d = arith.subf %a, %b : f32
+      linalg.yield %d : f32
+    }
+    return
+  }
+  func.func private @stage1(%w0: memref<16xf32>, %w1: memref<16xf32>, %g: memref<16xf32>, %new_w1: memref<16xf32>) {
+    memref.copy %w1, %g : memref<16xf32> to memref<16xf32>
+    memref.copy %g, %new_w1 : memref<16xf32> to memref<16xf32>
+    return
+  }
+  func.func @step(%w0: memref<16xf32>, %w1: memref<16xf32>, %g: memref<16xf32>, %new_w0: memref<16xf32>, %new_w1: memref<16xf32>, %stage: index) {
+    scf.index_switch %stage
+    case 0 {
+      func.call @stage0(%w0, %w1, %g, %new_w0, %new_w1) : (memref<16xf32>, memref<16xf32>, memref<16xf32>, memref<16xf32>, memref<16xf32>) -> ()
+      scf.yield
+    }
+    default {
+      func.call @stage1(%w0, %w1, %g, %new_w1) : (memref<16xf32>, memref<16xf32>, memref<16xf32>, memref<16xf32>) -> ()
+      scf.yield
+    }
+    return
+  }
+}

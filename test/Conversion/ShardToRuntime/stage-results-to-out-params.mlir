@@ -5,7 +5,7 @@
 
 // Two stages: stage 0 writes the gradient of w0, stage 1 the loss and the
 // gradient of w1; the updated w0 is stage 0's (stage 1 passed w0 through).
-// CHECK: module attributes {tp.pipeline = {}, tp.stage_buffers_only}
+// CHECK: module attributes {tp.pipeline = {}, tp.stage_buffers_only = array<i64: 2, 3, 4, 5>}
 // CHECK-LABEL: func.func @step(
 // CHECK-SAME: %[[W0:[^:]*]]: memref<4xf32> {tp.stages = array<i64: 0>}
 // CHECK-SAME: %[[LOSS:[^:]*]]: memref<f32>, %[[G0:[^:]*]]: memref<4xf32>, %[[G1:[^:]*]]: memref<4xf32>, %[[NEW0:[^:]*]]: memref<4xf32>,

@@ -39,14 +39,6 @@ using namespace mlir::tp;
 
 namespace {
 
-int64_t bytesOf(Type t) {
-  auto shaped = dyn_cast<ShapedType>(t);
-  if (!shaped || !shaped.hasStaticShape())
-    return 0;
-  return shaped.getNumElements() *
-         std::max<int64_t>(1, shaped.getElementTypeBitWidth() / 8);
-}
-
 /// A layer: a numbered child (`layers.3`), where stages may begin.
 bool isNumberedChild(StringRef path) {
   StringRef last = path.rsplit('.').second;
@@ -151,7 +143,7 @@ void StageAssigner::collect() {
     for (Value v : op.getOperands())
       if (auto arg = dyn_cast<BlockArgument>(v);
           arg && func.getArgAttr(arg.getArgNumber(), "tp.param"))
-        params += bytesOf(v.getType());
+        params += staticBytes(v.getType());
     flops.push_back(f);
     paramBytes.push_back(params);
     totalFlops += f;
@@ -306,7 +298,7 @@ void StageAssigner::write(ArrayRef<size_t> cuts) {
       if (auto arg = dyn_cast<BlockArgument>(v);
           arg && func.getArgAttr(arg.getArgNumber(), "tp.param") &&
           weights[s].insert(arg.getArgNumber()).second)
-        stageParams[s] += bytesOf(v.getType());
+        stageParams[s] += staticBytes(v.getType());
     // A value used by a later stage goes down the pipe, through every
     // stage between.
     int64_t last = s;
@@ -317,7 +309,7 @@ void StageAssigner::write(ArrayRef<size_t> cuts) {
     if (last > s && !isa<ConstantOp>(op))
       for (int64_t t = s; t < last; ++t)
         for (Value r : op->getResults())
-          stageSends[t] += bytesOf(r.getType()) / plan.pipeline.microbatches;
+          stageSends[t] += staticBytes(r.getType()) / plan.pipeline.microbatches;
   }
   for (auto &[path, i] : firstOp) {
     int64_t s = stageOf[i];

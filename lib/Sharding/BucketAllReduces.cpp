@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 #include "tp/Sharding/Padding.h"
 #include "tp/Sharding/Passes.h"
+#include "tp/Sharding/Sharding.h"
 #include "tp/Dialect/TP/IR/TPOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -30,11 +31,7 @@ namespace {
 
 constexpr llvm::StringLiteral kBucketAttr = "tp.bucket";
 
-int64_t bytesOf(shard::AllReduceOp op) {
-  auto t = cast<RankedTensorType>(op.getType());
-  return t.getNumElements() *
-         std::max<int64_t>(1, t.getElementTypeBitWidth() / 8);
-}
+int64_t bytesOf(shard::AllReduceOp op) { return staticBytes(op.getType()); }
 
 /// Replaces the bucket's all_reduces by one over their flattened
 /// concatenation, placed after the last of them. Ops between them that read

@@ -218,8 +218,9 @@ static void printPipeline(const llvm::json::Object &p, llvm::raw_ostream &os) {
      << p.getArray("stages")->size() << " stages, "
      << *p.getInteger("microbatches") << " microbatches, schedule "
      << *p.getString("schedule") << " ("
-     << (*p.getBoolean("balanced_by_tp") ? "stages balanced by FLOPs and parameter bytes"
-                                          : "split_before from the plan")
+     << (*p.getBoolean("balanced_by_tp")
+             ? "stages balanced by FLOPs and parameter bytes"
+             : "split_before from the plan")
      << ")\n";
   os << llvm::format("  %-5s %-28s %14s %14s %16s\n", "stage",
                      "first module", "forward FLOPs", "param bytes",

@@ -28,6 +28,14 @@ std::string Mesh::describe() const {
   return s;
 }
 
+int64_t tp::staticBytes(Type type) {
+  auto shaped = dyn_cast<ShapedType>(type);
+  if (!shaped || !shaped.hasStaticShape())
+    return 0;
+  return shaped.getNumElements() *
+         std::max<int64_t>(1, shaped.getElementTypeBitWidth() / 8);
+}
+
 FailureOr<Mesh> tp::getMesh(ModuleOp module) {
   auto grid = module.lookupSymbol<shard::GridOp>(kMeshSymbol);
   if (!grid)

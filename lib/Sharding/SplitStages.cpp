@@ -66,6 +66,8 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
 
+#include "llvm/ADT/StringMap.h"
+
 #include <map>
 
 namespace mlir::tp {
@@ -242,23 +244,26 @@ SmallVector<int64_t> StageSplitter::stagesReading(Value arg) {
 }
 
 void StageSplitter::shareUpdatedWeights() {
+  // The weights by name (a deep model's step has thousands).
+  llvm::StringMap<BlockArgument> weights;
+  for (BlockArgument a : func.getArguments())
+    if (auto name =
+            func.getArgAttrOfType<StringAttr>(a.getArgNumber(), "tp.param"))
+      weights.try_emplace(name.getValue(), a);
   auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
   for (auto [k, v] : llvm::enumerate(ret.getOperands())) {
     auto out = func.getResultAttrOfType<StringAttr>(k, "tp.output");
     Operation *def = v.getDefiningOp();
     if (!out || !def || info[def].stage == kFree)
       continue;
-    for (BlockArgument a : func.getArguments()) {
-      auto name = func.getArgAttrOfType<StringAttr>(a.getArgNumber(),
-                                                    "tp.param");
-      if (name != out || a.getType() != v.getType())
-        continue;
-      for (int64_t t : stagesReading(a))
-        if (t != info[def].stage) {
-          alsoReturnedBy[k].push_back(t);
-          readersOfResult[v].push_back(t);
-        }
-    }
+    BlockArgument a = weights.lookup(out.getValue());
+    if (!a || a.getType() != v.getType())
+      continue;
+    for (int64_t t : stagesReading(a))
+      if (t != info[def].stage) {
+        alsoReturnedBy[k].push_back(t);
+        readersOfResult[v].push_back(t);
+      }
   }
 }
 
@@ -320,11 +325,9 @@ SmallVector<int64_t> StageSplitter::keptBytes() {
     if (info[op].phase != Phase::Forward)
       continue;
     for (Value r : op->getResults()) {
-      auto type = dyn_cast<RankedTensorType>(r.getType());
-      if (!type || !type.hasStaticShape())
+      int64_t bytes = staticBytes(r.getType());
+      if (!bytes)
         continue;
-      int64_t bytes = type.getNumElements() *
-                      std::max<int64_t>(1, type.getElementTypeBitWidth() / 8);
       SmallVector<int64_t> readers;
       for (Operation *user : r.getUsers())
         if (auto it = info.find(user);

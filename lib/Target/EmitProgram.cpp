@@ -310,10 +310,9 @@ LogicalResult tp::emitProgram(ModuleOp module,
   // it does not touch (tp-stage-results-to-out-params); each stage's plan
   // (the step's peak while it calls the stage), and what a microbatch
   // keeps alive on it.
-  if (llvm::json::Object *pipeline = manifest->getObject("pipeline"))
+  if (llvm::json::Object *pipeline = manifest->getObject("pipeline")) {
     if (module->hasAttr("tp.stage_buffers_only"))
       (*pipeline)["stage_buffers_only"] = true;
-  if (llvm::json::Object *pipeline = manifest->getObject("pipeline"))
     if (auto calls =
             module->getAttrOfType<DictionaryAttr>("tp.peak_bytes_at_calls")) {
       llvm::json::Array peaks;
@@ -327,6 +326,7 @@ LogicalResult tp::emitProgram(ModuleOp module,
       }
       (*pipeline)["peak_temporary_bytes"] = std::move(peaks);
     }
+  }
 
   progress("translating to LLVM IR and optimizing (-O2, host CPU)");
   DialectRegistry registry;

@@ -43,6 +43,10 @@ FailureOr<Mesh> getMesh(ModuleOp module);
 /// Adds (or replaces) the module's mesh.
 void setMesh(ModuleOp module, const Mesh &mesh);
 
+/// The bytes of a statically shaped tensor (a byte at least per element);
+/// 0 for other types.
+int64_t staticBytes(Type type);
+
 struct TensorSharding {
   /// Per tensor dim, the mesh axes splitting it, major first.
   SmallVector<SmallVector<int>> dims;

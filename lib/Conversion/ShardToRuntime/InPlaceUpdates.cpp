@@ -105,6 +105,7 @@ SmallVector<std::pair<unsigned, unsigned>> inPlacePairs(func::FuncOp func) {
 SmallVector<std::pair<unsigned, unsigned>>
 stagePairs(func::FuncOp step, ArrayRef<int64_t> outputs) {
   Block &entry = step.getBody().front();
+  llvm::DenseSet<int64_t> isOutput(outputs.begin(), outputs.end());
   // Per output of the step: per call that writes it, the step arguments
   // it may be updated from in place.
   llvm::DenseMap<unsigned, SmallVector<llvm::SmallSet<int64_t, 2>>> sources;
@@ -121,7 +122,7 @@ stagePairs(func::FuncOp step, ArrayRef<int64_t> outputs) {
     // Every output buffer of the step the call writes.
     for (auto [i, operand] : llvm::enumerate(call.getOperands())) {
       int64_t out = stepArg(operand);
-      if (out < 0 || !llvm::is_contained(outputs, out))
+      if (out < 0 || !isOutput.contains(out))
         continue;
       llvm::SmallSet<int64_t, 2> from;
       for (auto [o, in] : inPlace)

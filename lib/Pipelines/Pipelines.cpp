@@ -41,7 +41,7 @@ static constexpr const char *kCpuLoopsToLLVM =
     "func.func(arith-expand{include-bf16}),"
     // Buffers from the runtime's caching allocator (tprt.h).
     "finalize-memref-to-llvm{use-generic-functions},"
-    "convert-vector-to-llvm,convert-to-llvm,"
+    "convert-vector-to-llvm,%sconvert-to-llvm,"
     "reconcile-unrealized-casts";
 
 // The CUDA target, in the stages tp-compile --emit can stop after.
@@ -72,7 +72,7 @@ static constexpr const char *kCudaKernelsToNVVM =
 static constexpr const char *kCudaHostToLLVM =
     "convert-math-to-llvm,convert-math-to-libm,"
     "func.func(arith-expand{include-bf16}),"
-    "finalize-memref-to-llvm{use-generic-functions},gpu-to-llvm,"
+    "%sfinalize-memref-to-llvm{use-generic-functions},gpu-to-llvm,"
     "convert-to-llvm,reconcile-unrealized-casts";
 
 // Parsing fails only if a pass is not registered (registerTPPasses and
@@ -115,16 +115,19 @@ LogicalResult tp::buildCudaKernelsToNVVMPipeline(OpPassManager &pm,
 }
 
 LogicalResult tp::buildBufferizeToLLVMPipeline(OpPassManager &pm,
-                                               const tp::Target &target) {
+                                               const tp::Target &target,
+                                               bool packStepArguments) {
+  StringRef pack = packStepArguments ? "tp-pack-step-arguments," : "";
   if (target.gpuLoopsOnCpu)
     return success(succeeded(buildBufferizeToGpuLoops(pm, target)) &&
-                   succeeded(parse(pm, kCpuLoopsToLLVM)));
+                   succeeded(parse(pm, kCpuLoopsToLLVM, pack)));
   if (!target.cuda)
     return parse(pm,
-                 std::string(kBufferize) + kCpuLinalgToLoops + kCpuLoopsToLLVM);
+                 std::string(kBufferize) + kCpuLinalgToLoops + kCpuLoopsToLLVM,
+                 pack);
   if (failed(buildCudaBufferizeToGpuPipeline(pm, target)) ||
       failed(buildCudaKernelsToNVVMPipeline(pm, target)) ||
-      failed(parse(pm, kCudaHostToLLVM)))
+      failed(parse(pm, kCudaHostToLLVM, pack)))
     return failure();
   // ptxas assembles each kernel module into a cubin, embedded.
   addCudaModuleToBinary(pm, target, "bin");

@@ -33,44 +33,32 @@
 using namespace mlir;
 using namespace mlir::tp;
 
-/// `void tp_entry(void **args)`: calls `_mlir_ciface_<func>` with args[i] as
-/// its i-th argument (memref descriptor pointers: inputs, weights, then
-/// result buffers), so that the runtime calls every program the same way.
-/// tp_entry calls the C interface, which calls the step with every memref
-/// descriptor expanded into scalars: for a deep model calls of thousands
-/// of arguments, on which LLVM's instruction selection takes seconds that
-/// grow faster than the call. Both are inlined into tp_entry, which then
-/// reads each descriptor where its slot points. A step that is one block
-/// of calls (tp-outline-loop-nests made it `optnone`) is cut into blocks
-/// of at most kMaxBlock instructions: unoptimized instruction selection
-/// falls back from its fast path to the general one for the rest of a
-/// block at the first aggregate (a descriptor), and the general one's time
-/// grows faster than the block.
-static void flattenEntry(llvm::Function *entry, llvm::Function *cInterface,
-                         llvm::Function *step) {
+/// `void tp_entry(void **args)`: the step, which tp-pack-step-arguments
+/// made take the runtime's array of descriptor pointers (inputs, weights,
+/// then result buffers), so that the runtime calls every program the same
+/// way. A step that is one block of calls (tp-outline-loop-nests made it
+/// `optnone`) is cut into blocks of at most kMaxBlock instructions:
+/// unoptimized instruction selection falls back from its fast path to the
+/// general one for the rest of a block at the first aggregate (a
+/// descriptor), and the general one's time grows faster than the block.
+static LogicalResult addEntryPoint(llvm::Module &module, StringRef func,
+                                   Location loc) {
   constexpr unsigned kMaxBlock = 256;
-  bool straightLine = step && step->hasFnAttribute(llvm::Attribute::OptimizeNone);
-  for (llvm::Function *callee : {cInterface, step}) {
-    if (!callee)
-      continue;
-    for (llvm::User *user : llvm::make_early_inc_range(callee->users()))
-      if (auto *call = dyn_cast<llvm::CallBase>(user);
-          call && call->getFunction() == entry) {
-        llvm::InlineFunctionInfo info;
-        (void)llvm::InlineFunction(*call, info);
-      }
-    if (callee->use_empty())
-      callee->eraseFromParent();
-  }
-  if (!straightLine)
-    return;
-  entry->addFnAttr(llvm::Attribute::NoInline);
-  entry->addFnAttr(llvm::Attribute::OptimizeNone);
-  for (llvm::BasicBlock &bb : llvm::make_early_inc_range(*entry)) {
+  llvm::Function *step = module.getFunction(func);
+  if (!step || step->arg_size() != 1)
+    return emitError(loc) << "internal: @" << func
+                          << " does not take the runtime's argument array";
+  if (module.getFunction("tp_entry"))
+    return emitError(loc) << "internal: the program defines tp_entry";
+  step->setName("tp_entry");
+  if (!step->hasFnAttribute(llvm::Attribute::OptimizeNone))
+    return success();
+  for (llvm::BasicBlock &bb : llvm::make_early_inc_range(*step)) {
     llvm::BasicBlock *block = &bb;
     while (block->size() > kMaxBlock)
       block = llvm::SplitBlock(block, std::next(block->begin(), kMaxBlock));
   }
+  return success();
 }
 
 /// The straight-line functions (`optnone`: tp_entry, the layers'
@@ -107,30 +95,6 @@ static std::unique_ptr<llvm::Module> splitStraightLine(llvm::Module &module) {
       g.setLinkage(llvm::GlobalValue::ExternalLinkage);
     }
   return straight;
-}
-
-static LogicalResult addEntryPoint(llvm::Module &module, StringRef func,
-                                   Location loc) {
-  llvm::Function *target =
-      module.getFunction(("_mlir_ciface_" + func).str());
-  if (!target)
-    return emitError(loc) << "internal: no C interface for @" << func;
-  llvm::LLVMContext &ctx = module.getContext();
-  llvm::IRBuilder<> b(ctx);
-  auto *ptr = llvm::PointerType::getUnqual(ctx);
-  auto *entry = llvm::Function::Create(
-      llvm::FunctionType::get(b.getVoidTy(), {ptr}, false),
-      llvm::GlobalValue::ExternalLinkage, "tp_entry", module);
-  b.SetInsertPoint(llvm::BasicBlock::Create(ctx, "entry", entry));
-  SmallVector<llvm::Value *> args;
-  for (unsigned i = 0; i < target->arg_size(); ++i) {
-    llvm::Value *slot = b.CreateConstGEP1_64(ptr, entry->getArg(0), i);
-    args.push_back(b.CreateLoad(ptr, slot));
-  }
-  b.CreateCall(target, args);
-  b.CreateRetVoid();
-  flattenEntry(entry, target, module.getFunction(func));
-  return success();
 }
 
 /// `const char tp_manifest_sha256[65]`: the hex SHA-256 of manifest.json.
@@ -245,12 +209,17 @@ LogicalResult tp::emitProgram(ModuleOp module,
   func::FuncOp func = funcs.front();
   std::string funcName = func.getName().str();
 
-  // The C interface takes descriptor pointers, which tp_entry forwards.
-  func->setAttr("llvm.emit_c_interface", UnitAttr::get(module.getContext()));
   progress("lowering to linalg with collectives as runtime calls");
+  TimingScope noTiming;
+  TimingScope &timing = options.timing ? *options.timing : noTiming;
   PassManager toCalls(module.getContext()), toLLVM(module.getContext());
+  if (timing) {
+    toCalls.enableTiming(timing);
+    toLLVM.enableTiming(timing);
+  }
   if (failed(buildLowerToRuntimeCallsPipeline(toCalls, options.target)) ||
-      failed(buildBufferizeToLLVMPipeline(toLLVM, options.target)))
+      failed(buildBufferizeToLLVMPipeline(toLLVM, options.target,
+                                          /*packStepArguments=*/true)))
     return emitError(module.getLoc(), "internal: cannot build the lowering");
   if (failed(toCalls.run(module)))
     return failure();
@@ -332,9 +301,11 @@ LogicalResult tp::emitProgram(ModuleOp module,
   DialectRegistry registry;
   registerAllToLLVMIRTranslations(registry);
   module.getContext()->appendDialectRegistry(registry);
+  TimingScope translateTiming = timing.nest("translate to LLVM IR");
   llvm::LLVMContext llvmContext;
   std::unique_ptr<llvm::Module> llvmModule =
       translateModuleToLLVMIR(module, llvmContext, "tp-program");
+  translateTiming.stop();
   if (!llvmModule)
     return emitError(module.getLoc(), "translation to LLVM IR failed");
   if (failed(addEntryPoint(*llvmModule, funcName, module.getLoc())))
@@ -361,9 +332,11 @@ LogicalResult tp::emitProgram(ModuleOp module,
   llvmModule->setDataLayout(machine->createDataLayout());
   llvmModule->setTargetTriple(triple);
   auto optimize = makeOptimizingTransformer(2, 0, machine.get());
+  TimingScope optimizeTiming = timing.nest("optimize LLVM IR (-O2)");
   if (llvm::Error err = optimize(llvmModule.get()))
     return emitError(module.getLoc())
            << "LLVM optimization failed: " << llvm::toString(std::move(err));
+  optimizeTiming.stop();
 
   if (std::error_code ec = llvm::sys::fs::create_directories(options.outDir))
     return emitError(module.getLoc())
@@ -393,19 +366,24 @@ LogicalResult tp::emitProgram(ModuleOp module,
     return success();
   };
   progress("emitting the object file");
+  TimingScope codegenTiming = timing.nest("code generation (-O2)");
   if (failed(emitObject(*llvmModule, *machine, objPath)))
     return failure();
+  codegenTiming.stop();
   if (straight) {
     std::unique_ptr<llvm::TargetMachine> unoptimized(
         target->createTargetMachine(triple, llvm::sys::getHostCPUName(), "",
                                     targetOptions, llvm::Reloc::PIC_,
                                     std::nullopt, llvm::CodeGenOptLevel::None));
     straight->setDataLayout(unoptimized->createDataLayout());
+    TimingScope straightTiming =
+        timing.nest("code generation (straight-line functions, -O0)");
     if (failed(emitObject(*straight, *unoptimized, straightObjPath)))
       return failure();
   }
 
   progress("linking program.so with the system linker");
+  TimingScope linkTiming = timing.nest("link program.so");
   auto cc = llvm::sys::findProgramByName("cc");
   if (!cc)
     return emitError(module.getLoc(),

@@ -30,6 +30,7 @@
 #include "llvm/Support/Regex.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
+#include "mlir/Support/Timing.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/ToolOutputFile.h"
@@ -294,6 +295,8 @@ int main(int argc, char **argv) {
   // MLIR's own printing flags (--mlir-print-debuginfo shows ONNX node names).
   registerAsmPrinterCLOptions();
   registerMLIRContextCLOptions();
+  // --mlir-timing: where the compile's time goes, per pass and per stage.
+  registerDefaultTimingManagerCLOptions();
   cl::HideUnrelatedOptions({&category, &planCategory, &trainCategory});
   cl::ParseCommandLineOptions(
       argc, argv,
@@ -431,9 +434,15 @@ int main(int argc, char **argv) {
     return success();
   });
 
+  DefaultTimingManager timingManager;
+  applyDefaultTimingManagerCLOptions(timingManager);
+  TimingScope timing = timingManager.getRootScope();
+
   progress("importing " + inputFile);
+  TimingScope importTiming = timing.nest("import " + inputFile);
   OwningOpRef<ModuleOp> module =
       tp::importOnnxFile(&context, inputFile, options);
+  importTiming.stop();
   if (!module)
     return 1;
   if (listModules) {
@@ -444,6 +453,7 @@ int main(int argc, char **argv) {
 
   auto runPasses = [&](auto addPasses) {
     PassManager pm(&context);
+    pm.enableTiming(timing);
     addPasses(pm);
     return pm.run(*module);
   };
@@ -589,6 +599,7 @@ int main(int argc, char **argv) {
     program.target = target;
     if (verbose)
       program.progress = [](const std::string &m) { progress(m); };
+    program.timing = &timing;
     tp::ProgramMemory memory;
     bool textReport = report.getNumOccurrences() && report != "json";
     if (textReport)

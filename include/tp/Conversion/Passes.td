@@ -267,3 +267,21 @@ def TPTileParallelLoopsForGpu
 }
 
 #endif // TP_CONVERSION_PASSES_TD
+
+def TPPackStepArguments : Pass<"tp-pack-step-arguments", "::mlir::ModuleOp"> {
+  let summary = "The step takes one pointer to its memref descriptors";
+  let description = [{
+    Runs right before convert-to-llvm, on the public function (the step),
+    whose results buffer-results-to-out-params made output parameters.
+    The step's memref arguments become one `!llvm.ptr` argument, the
+    array of descriptor pointers `tp_entry(void **args)` receives: the
+    body loads each descriptor from its slot and casts it back to the
+    memref its ops read (reconcile-unrealized-casts folds the casts).
+    Without it the step has one argument per buffer (thousands for a deep
+    training step), MLIR's C interface a wrapper taking them all as
+    pointers and the LLVM function every descriptor expanded into
+    scalars; converting such a signature took seconds that grow with the
+    number of arguments times the number of ops.
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
+}

@@ -53,10 +53,14 @@ LogicalResult buildLowerToLLVMPipeline(OpPassManager &pm,
 
 /// Its two halves: tensors in linalg with collectives as tprt calls (the
 /// function keeps its signature and tp attributes), then buffers to LLVM.
+/// With `packStepArguments` (a program's one public function, the step),
+/// the step takes the runtime's array of descriptor pointers
+/// (tp-pack-step-arguments) instead of one argument per buffer.
 LogicalResult buildLowerToRuntimeCallsPipeline(OpPassManager &pm,
                                                const Target &target);
 LogicalResult buildBufferizeToLLVMPipeline(OpPassManager &pm,
-                                           const Target &target);
+                                           const Target &target,
+                                           bool packStepArguments = false);
 
 /// The CUDA second half in the stages `tp-compile --emit` can stop after:
 ///  - buffers to the gpu dialect: cuBLAS calls for matmuls, kernels

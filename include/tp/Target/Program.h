@@ -13,6 +13,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/Support/Timing.h"
 #include "tp/Pipelines/Pipelines.h"
 #include "llvm/ADT/StringRef.h"
 #include <functional>
@@ -65,6 +66,9 @@ struct ProgramOptions {
   std::function<void(const std::string &)> progress;
   /// Filled in when not null: what a device holds (tp-compile --report).
   ProgramMemory *memory = nullptr;
+  /// Where each stage's time is recorded (tp-compile --mlir-timing), or
+  /// null.
+  TimingScope *timing = nullptr;
 };
 
 /// Lowers `module` (partitioned, tp ops on local shapes) to LLVM, emits an

@@ -5,35 +5,49 @@
 #include "tprt/OnnxText.h"
 #include "onnx/shape_inference/implementation.h"
 
-#include <fstream>
-#include <sstream>
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/MemoryBuffer.h"
+
+#include <limits>
 
 std::string mlir::tp::loadOnnxModel(const std::string &path,
                                     onnx::ModelProto &model) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
+  // Mapped, not copied: a deep model's file is hundreds of MB, and the
+  // parse below copies its tensors once anyway.
+  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> file =
+      llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
+                                  /*RequiresNullTerminator=*/false);
+  if (!file)
     return path + ": cannot open file";
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  std::string bytes = buffer.str();
+  llvm::StringRef bytes = (*file)->getBuffer();
   if (bytes.empty())
     return path + ": empty file, not an ONNX model";
 
-  bool text = tprt::looksLikeOnnxText(bytes);
+  bool text = tprt::looksLikeOnnxText(std::string_view(bytes.data(), bytes.size()));
   if (text) {
     std::string error;
-    if (!tprt::parseOnnxText(bytes, model, error))
+    if (!tprt::parseOnnxText(bytes.str(), model, error))
       return path + ": not a valid ONNX text model: " + error;
-  } else if (!model.ParseFromString(bytes)) {
+  } else if (bytes.size() > size_t(std::numeric_limits<int>::max())) {
+    return path + ": larger than protobuf's 2 GB limit; save the weights as "
+                  "ONNX external data";
+  } else if (!model.ParseFromArray(bytes.data(), int(bytes.size()))) {
     return path + ": not an ONNX model (the protobuf does not parse; is the "
                   "file truncated?)";
   }
+  file->reset();
   if (!model.has_graph() || model.ir_version() == 0)
     return path + ": not an ONNX model (no graph or no ir_version)";
 
+  // The path form knows the model's folder, where external data lives,
+  // but reads and parses the file again: seconds for a deep model whose
+  // weights are in it. Such a model is checked in memory.
+  bool externalData = llvm::any_of(
+      model.graph().initializer(), [](const onnx::TensorProto &t) {
+        return t.data_location() == onnx::TensorProto::EXTERNAL;
+      });
   try {
-    // The path form knows the model's folder, where external data lives.
-    if (text)
+    if (text || !externalData)
       onnx::checker::check_model(model);
     else
       onnx::checker::check_model(path);

@@ -98,6 +98,10 @@ struct TPFreeAfterLastUsePass
   }
 
   static void freeAfterLastUse(func::FuncOp func) {
+    // Every place first, then the moves: a move invalidates the block's op
+    // order, which each isBeforeInBlock would then recompute (quadratic in
+    // a deep step's thousands of buffers).
+    SmallVector<std::pair<Operation *, Operation *>> moves;
     func.walk([&](memref::DeallocOp dealloc) {
       auto alloc = dealloc.getMemref().getDefiningOp<memref::AllocOp>();
       Block *block = dealloc->getBlock();
@@ -106,8 +110,10 @@ struct TPFreeAfterLastUsePass
       FailureOr<Operation *> last = lastUse(alloc, block, dealloc);
       if (failed(last))
         return;
-      dealloc->moveAfter(*last ? *last : alloc.getOperation());
+      moves.push_back({dealloc, *last ? *last : alloc.getOperation()});
     });
+    for (auto [dealloc, after] : moves)
+      dealloc->moveAfter(after);
   }
 
   /// Live bytes along the entry block (the step's buffers; a nested

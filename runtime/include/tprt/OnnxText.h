@@ -14,18 +14,19 @@
 #include <cctype>
 #include <exception>
 #include <string>
+#include <string_view>
 
 namespace tprt {
 
 /// ONNX text syntax starts with `<` after whitespace and `#` comment lines.
-inline bool looksLikeOnnxText(const std::string &bytes) {
+inline bool looksLikeOnnxText(std::string_view bytes) {
   size_t i = 0;
   while (i < bytes.size()) {
     if (std::isspace(static_cast<unsigned char>(bytes[i]))) {
       ++i;
     } else if (bytes[i] == '#') {
       i = bytes.find('\n', i);
-      if (i == std::string::npos)
+      if (i == std::string_view::npos)
         return false;
     } else {
       return bytes[i] == '<';

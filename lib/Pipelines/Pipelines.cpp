@@ -27,7 +27,14 @@ static constexpr const char *kBufferize =
     "buffer-results-to-out-params{modify-public-functions hoist-static-allocs},"
     // A pipeline's stages write the step's results themselves.
     "tp-stage-results-to-out-params,"
-    "buffer-deallocation-pipeline,tp-free-after-last-use,"
+    // buffer-deallocation-pipeline, spelled out for
+    // tp-free-distinct-allocations (linear where the simplification after
+    // it is quadratic in a block's buffers).
+    "func.func(expand-realloc{emit-deallocs=false},canonicalize,"
+    "ownership-based-buffer-deallocation,canonicalize,"
+    "tp-free-distinct-allocations,buffer-deallocation-simplification),"
+    "bufferization-lower-deallocations,func.func(cse,canonicalize),"
+    "tp-free-after-last-use,"
     "tp-find-in-place-updates,";
 static constexpr const char *kCpuLinalgToLoops =
     "tp-lower-matmul-to-blas,"

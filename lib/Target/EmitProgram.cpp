@@ -53,10 +53,17 @@ static LogicalResult addEntryPoint(llvm::Module &module, StringRef func,
   step->setName("tp_entry");
   if (!step->hasFnAttribute(llvm::Attribute::OptimizeNone))
     return success();
+  // Split points first, then the splits from the last one back: each moves
+  // one piece (splitting from the front would move the rest of a block of
+  // a hundred thousand instructions at each point).
   for (llvm::BasicBlock &bb : llvm::make_early_inc_range(*step)) {
-    llvm::BasicBlock *block = &bb;
-    while (block->size() > kMaxBlock)
-      block = llvm::SplitBlock(block, std::next(block->begin(), kMaxBlock));
+    SmallVector<llvm::BasicBlock::iterator> points;
+    unsigned count = 0;
+    for (auto it = bb.begin(); it != bb.end(); ++it)
+      if (++count % kMaxBlock == 0 && std::next(it) != bb.end())
+        points.push_back(std::next(it));
+    for (llvm::BasicBlock::iterator point : llvm::reverse(points))
+      llvm::SplitBlock(&bb, point);
   }
   return success();
 }

@@ -63,6 +63,25 @@ def TPFreeAfterLastUse : Pass<"tp-free-after-last-use", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::memref::MemRefDialect"];
 }
 
+def TPFreeDistinctAllocations
+    : Pass<"tp-free-distinct-allocations", "::mlir::func::FuncOp"> {
+  let summary = "Free a block's own allocations without alias analysis";
+  let description = [{
+    Runs between ownership-based-buffer-deallocation and
+    buffer-deallocation-simplification (tp spells out
+    buffer-deallocation-pipeline to put it there). Each buffer that a
+    `bufferization.dealloc` without retained values frees unconditionally
+    and that is a `memref.alloc` of the function (seen through its base
+    buffer and views), appearing once in the op, gets a `memref.dealloc` of
+    its own before the op. The op keeps the rest; it is erased when none is
+    left. An op with a buffer of unknown origin that it may free is left
+    as it is. This is what the simplification would conclude, but it asks
+    whether every pair of buffers may alias: quadratic in a training
+    step's thousands of temporaries.
+  }];
+  let dependentDialects = ["::mlir::memref::MemRefDialect"];
+}
+
 def TPStageResultsToOutParams
     : Pass<"tp-stage-results-to-out-params", "::mlir::ModuleOp"> {
   let summary = "A pipeline's stages write the step's results in place";

@@ -338,6 +338,10 @@ LogicalResult tp::emitProgram(ModuleOp module,
       llvm::Reloc::PIC_));
   llvmModule->setDataLayout(machine->createDataLayout());
   llvmModule->setTargetTriple(triple);
+  // Split before -O2, whose module passes would walk every instruction of
+  // the straight-line functions too (seconds for a deep model's step).
+  std::unique_ptr<llvm::Module> straight =
+      options.target.cuda ? nullptr : splitStraightLine(*llvmModule);
   auto optimize = makeOptimizingTransformer(2, 0, machine.get());
   TimingScope optimizeTiming = timing.nest("optimize LLVM IR (-O2)");
   if (llvm::Error err = optimize(llvmModule.get()))
@@ -354,8 +358,6 @@ LogicalResult tp::emitProgram(ModuleOp module,
   llvm::sys::path::append(straightObjPath, "program_calls.o");
   llvm::sys::path::append(soPath, "program.so");
   llvm::sys::path::append(manifestPath, "manifest.json");
-  std::unique_ptr<llvm::Module> straight =
-      options.target.cuda ? nullptr : splitStraightLine(*llvmModule);
   auto emitObject = [&](llvm::Module &m, llvm::TargetMachine &tm,
                         StringRef path) -> LogicalResult {
     std::error_code ec;

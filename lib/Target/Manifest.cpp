@@ -3,7 +3,7 @@
 #include "tp/Sharding/Sharding.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "llvm/Support/SHA256.h"
+#include "tprt/Sha256.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/ADT/StringExtras.h"
 
@@ -104,12 +104,9 @@ tp::buildManifest(ModuleOp module, func::FuncOp func,
     emitError(module.getLoc()) << msg;
     return failure();
   };
-  auto model = llvm::MemoryBuffer::getFile(modelPath);
-  if (!model)
+  std::string hex;
+  if (!tprt::sha256OfFile(modelPath.str(), hex))
     return error("cannot read " + modelPath + " to checksum it");
-  std::array<uint8_t, 32> hash =
-      llvm::SHA256::hash(llvm::arrayRefFromStringRef((*model)->getBuffer()));
-  std::string hex = llvm::toHex(hash, /*LowerCase=*/true);
 
   llvm::json::Object mesh;
   llvm::json::Array axes, sizes;

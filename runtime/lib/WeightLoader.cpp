@@ -3,10 +3,10 @@
 #include "tprt/Blocks.h"
 #include "tprt/DType.h"
 #include "tprt/OnnxText.h"
+#include "tprt/Sha256.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/MemoryBuffer.h"
-#include "llvm/Support/SHA256.h"
 #include "onnx/onnx_pb.h"
 
 #include <cstring>
@@ -19,12 +19,8 @@
 using namespace tprt;
 
 Status tprt::sha256File(const std::string &path, std::string &hex) {
-  auto buffer = llvm::MemoryBuffer::getFile(path);
-  if (!buffer)
+  if (!sha256OfFile(path, hex))
     return Status::error(path + ": cannot read the model file");
-  auto hash = llvm::SHA256::hash(
-      llvm::arrayRefFromStringRef((*buffer)->getBuffer()));
-  hex = llvm::toHex(hash, /*LowerCase=*/true);
   return Status::ok();
 }
 

@@ -10,10 +10,10 @@
   compute       GEMM time inside the compiled 1-rank forward against
                 OpenBLAS alone (numpy) on the same shapes; the rest of the
                 step against the memory bandwidth (numpy copy)
-  compile       tp-compile time and peak memory against model depth
+  (tp-compile time against depth: bench/compile.py)
 
 usage: bench/run.py --tp-bin build/bin [--layers 8 --hidden 1024 --heads 16
-       --ffn 4096 --batch 4 --seq 512 --repeat 3 --depths 1,8,32,96]
+       --ffn 4096 --batch 4 --seq 512 --repeat 3]
        [--markdown docs/Performance.md]
 No timing here is a test: these numbers are printed, never asserted.
 """
@@ -36,9 +36,6 @@ import transformer  # noqa: E402
 def parse_args():
     p = argparse.ArgumentParser()
     transformer.add_model_arguments(p, repeat=3)
-    p.add_argument("--depths", default="1,8,32,96")
-    p.add_argument("--train-depth-max", type=int, default=32,
-                   help="compile training steps only up to this depth")
     p.add_argument("--skip-mpi", action="store_true")
     p.add_argument("--markdown")
     return p.parse_args()
@@ -229,35 +226,15 @@ def main():
     act = programs[("forward", 1)][1]["activation_bytes_per_device"]
     rest_min_s = 2 * act / bandwidth
 
-    # --- compile time against depth ------------------------------------------
-    depth_rows = []
-    for depth in [int(d) for d in args.depths.split(",") if d]:
-        small = os.path.join(args.workdir, f"depth{depth}_v2.onnx")
-        if not os.path.exists(small):
-            transformer.write_onnx(small, transformer.weights(depth, 256, 1024), depth, 1, 64, 256, 4,
-                                   args.workdir)
-        row = [depth]
-        # The training step also with its layers outlined (--outline-layers).
-        for extra in ([], ["--train"], ["--train", "--outline-layers=2"]):
-            if extra and depth > args.train_depth_max:
-                row += [None, None]
-                continue
-            log(f"compiling depth {depth} {' '.join(extra) or 'forward'}")
-            out = os.path.join(args.workdir, f"depth{depth}{len(extra)}/")
-            _, wall, rss = run_measured([tp_compile, small, "--mesh", "tp=2", "--plan-entry", plan,
-                                      *extra, "-o", out])
-            row += [wall, rss]
-        depth_rows.append(row)
-
     lines = report_lines(args, cores, rows, comm, gemm_rows, tp_gemm_s, base_gemm_s, peak, fwd1,
-                         rest_s, rest_min_s, bandwidth, act, depth_rows, megatron)
+                         rest_s, rest_min_s, bandwidth, act, megatron)
     print("\n".join(lines))
     if args.markdown:
         write_markdown(args, lines)
 
 
 def report_lines(args, cores, rows, comm, gemm_rows, tp_gemm_s, base_gemm_s, peak, fwd1, rest_s,
-                 rest_min_s, bandwidth, act, depth_rows, megatron):
+                 rest_min_s, bandwidth, act, megatron):
     L, D, H, F, B, S = args.layers, args.hidden, args.heads, args.ffn, args.batch, args.seq
     out = [f"Model: {L} layers, hidden {D}, {H} heads, ffn {F}, batch {B} x seq {S} "
            f"({B * S} tokens); {cores} cores; best of {args.repeat} steps.", "",
@@ -298,21 +275,7 @@ def report_lines(args, cores, rows, comm, gemm_rows, tp_gemm_s, base_gemm_s, pea
                 f"(ratio {tp_gemm_s / base_gemm_s:.2f}); OpenBLAS peak (2048^3 sgemm): {peak:.1f} GFLOP/s.",
             f"Everything else in the forward: {rest_s:.3f} s of {fwd1:.3f} s; writing and reading "
             f"its {act / 2**20:.0f} MiB of activations once at {bandwidth / 1e9:.1f} GB/s "
-            f"(numpy copy) would take {rest_min_s:.3f} s: ratio {rest_s / rest_min_s:.1f}.",
-            "", "### tp-compile against depth (hidden 256, tp=2 Megatron plan)", "",
-            "| layers | forward s | forward peak MiB | train step s | train step peak MiB "
-            "| train step, --outline-layers=2, s | peak MiB |",
-            "|---|---|---|---|---|---|---|"]
-    for depth, fw, fm, tw, tm, ow, om in depth_rows:
-        cells = [f"{fw:.2f} | {fm:.0f}"]
-        for w, m in ((tw, tm), (ow, om)):
-            cells.append(f"{w:.2f} | {m:.0f}" if w is not None
-                         else f"not run (over --train-depth-max {args.train_depth_max}) | -")
-        out.append(f"| {depth} | {' | '.join(cells)} |")
-    out += ["", "tp-compile's peak resident memory is mostly the ONNX file it reads. "
-                "`--outline-layers=2` compiles each distinct layer once (one function "
-                "called per layer); it is off by default: a call keeps what it reads "
-                "until it returns (docs/Architecture.md)."]
+            f"(numpy copy) would take {rest_min_s:.3f} s: ratio {rest_s / rest_min_s:.1f}."]
     return out
 
 
@@ -339,7 +302,7 @@ def write_markdown(args, lines):
             "Command: `./bench/run.sh " + " ".join(
                 f"--{k} {v}" for k, v in (("layers", args.layers), ("hidden", args.hidden),
                                           ("seq", args.seq), ("repeat", args.repeat))) + "`", ""]
-    # bench/cnn.py's and bench/pipeline.py's sections are their own: kept.
+    # The sections other scripts write (SECTIONS) are theirs: kept.
     kept = ""
     if os.path.exists(args.markdown):
         old = open(args.markdown).read()
@@ -352,7 +315,8 @@ def write_markdown(args, lines):
 
 
 # The sections of docs/Performance.md other scripts write.
-SECTIONS = {"cnn": "bench/cnn.py", "pipeline": "bench/pipeline.py"}
+SECTIONS = {"compile": "bench/compile.py", "cnn": "bench/cnn.py",
+            "pipeline": "bench/pipeline.py"}
 
 
 def section_markers(name):

@@ -2,7 +2,7 @@
 # One command for tp's benchmarks: installs what they need (Debian's
 # python3-torch for the PyTorch baselines), builds, and runs bench/run.py,
 # writing docs/Performance.md. Arguments go to bench/run.py (--layers,
-# --hidden, --seq, --repeat, --depths ...); the defaults are the issue's
+# --hidden, --seq, --repeat ...); the defaults are the issue's
 # model (8 layers, hidden 1024, 2048 tokens) and take several minutes.
 set -euo pipefail
 cd "$(dirname "$0")/.."

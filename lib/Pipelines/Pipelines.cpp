@@ -48,7 +48,7 @@ static constexpr const char *kCpuLoopsToLLVM =
     "func.func(arith-expand{include-bf16}),"
     // Buffers from the runtime's caching allocator (tprt.h).
     "finalize-memref-to-llvm{use-generic-functions},"
-    "convert-vector-to-llvm,%sconvert-to-llvm,"
+    "%sconvert-to-llvm,"
     "reconcile-unrealized-casts";
 
 // The CUDA target, in the stages tp-compile --emit can stop after.

@@ -24,16 +24,22 @@
 // Each buffer is freed once its last reader ran (tp-free-after-last-use):
 // the first GEMM's output after the first ReLU, the first ReLU's after the
 // second GEMM.
-// CHECK: %[[H:.*]] = llvm.call @_mlir_memref_to_llvm_alloc(
+// The free reads the allocated pointer back from the buffer's descriptor
+// (the last insertvalue of its chain, [4, 1] for 2-d).
+// CHECK: llvm.call @_mlir_memref_to_llvm_alloc(
+// CHECK: %[[H:.*]] = llvm.insertvalue %{{.*}}[4, 1]
 // CHECK: llvm.call @two_layers_loop0(
 // CHECK: llvm.call @tprt_sgemm(
-// CHECK: %[[R:.*]] = llvm.call @_mlir_memref_to_llvm_alloc(
+// CHECK: llvm.call @_mlir_memref_to_llvm_alloc(
+// CHECK: %[[R:.*]] = llvm.insertvalue %{{.*}}[4, 1]
 // CHECK: llvm.call @two_layers_loop1(
-// CHECK-NEXT: llvm.call @_mlir_memref_to_llvm_free(%[[H]])
+// CHECK-NEXT: %[[HP:.*]] = llvm.extractvalue %[[H]][0]
+// CHECK-NEXT: llvm.call @_mlir_memref_to_llvm_free(%[[HP]])
 // CHECK: llvm.call @_mlir_memref_to_llvm_alloc(
 // CHECK: llvm.call @two_layers_loop0(
 // CHECK: llvm.call @tprt_sgemm(
-// CHECK-NEXT: llvm.call @_mlir_memref_to_llvm_free(%[[R]])
+// CHECK-NEXT: %[[RP:.*]] = llvm.extractvalue %[[R]][0]
+// CHECK-NEXT: llvm.call @_mlir_memref_to_llvm_free(%[[RP]])
 // CHECK: llvm.call @two_layers_loop1(
 func.func @two_layers(%x: tensor<8x64xf32>, %w: tensor<64x64xf32>) -> tensor<8x64xf32> {
   %0 = tp.matmul %x, %w : tensor<8x64xf32>, tensor<64x64xf32> -> tensor<8x64xf32>

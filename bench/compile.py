@@ -1,0 +1,128 @@
+#!/usr/bin/python3
+"""tp-compile time and peak memory against model depth, and where the time goes.
+
+usage: bench/compile.py --tp-bin build/bin [--workdir build/bench-compile]
+                        [--depths 1,8,32,96] [--train-depth-max 96]
+                        [--markdown docs/Performance.md]
+
+The bench transformer (bench/transformer.py) at hidden 256, ffn 1024, 4
+heads, 64 tokens, 1 to 96 layers, compiled with the Megatron plan on tp=2:
+the forward, the training step (SGD), and the training step with
+--outline-layers=2 (each distinct layer compiled once). Wall time and peak
+resident memory (VmHWM) of each tp-compile process; then, for the deepest
+training step, both ways, the phases that took longest
+(`tp-compile --mlir-timing --mlir-timing-display=list`). With --markdown,
+the section between the `compile` markers of that file is replaced.
+Nothing here is asserted by a test.
+"""
+import argparse
+import os
+import re
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import transformer  # noqa: E402
+from run import cpu_model, run_measured, write_section  # noqa: E402
+
+
+def parse_args():
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--tp-bin", required=True)
+    p.add_argument("--workdir", default="build/bench-compile")
+    p.add_argument("--depths", default="1,8,32,96")
+    p.add_argument("--train-depth-max", type=int, default=96,
+                   help="compile training steps only up to this depth")
+    p.add_argument("--phases", type=int, default=8,
+                   help="how many of the longest phases to list")
+    p.add_argument("--markdown")
+    return p.parse_args()
+
+
+def log(msg):
+    print(f"bench-compile: {msg}", file=sys.stderr, flush=True)
+
+
+def phases(text, count):
+    """The `count` longest entries of --mlir-timing-display=list (wall s)."""
+    rows = []
+    for line in text.splitlines():
+        m = re.match(r"\s*[0-9.]+ \(\s*[0-9.]+%\)\s+([0-9.]+) \(\s*[0-9.]+%\)\s+(.+)$", line)
+        if m and m.group(2) not in ("Total", "root"):
+            rows.append((float(m.group(1)), m.group(2)))
+    return sorted(rows, reverse=True)[:count]
+
+
+def main():
+    args = parse_args()
+    tp_compile = os.path.join(args.tp_bin, "tp-compile")
+    os.makedirs(args.workdir, exist_ok=True)
+    plan = transformer.MEGATRON_PLAN
+    modes = [("forward", []), ("train step", ["--train"]),
+             ("train step, --outline-layers=2", ["--train", "--outline-layers=2"])]
+    rows, deepest = [], None
+    for depth in [int(d) for d in args.depths.split(",") if d]:
+        model = os.path.join(args.workdir, f"depth{depth}.onnx")
+        if not os.path.exists(model):
+            transformer.write_onnx(model, transformer.weights(depth, 256, 1024), depth, 1, 64,
+                                   256, 4, args.workdir)
+        row = [depth]
+        for i, (name, extra) in enumerate(modes):
+            if extra and depth > args.train_depth_max:
+                row.append(None)
+                continue
+            log(f"compiling depth {depth}: {name}")
+            out = os.path.join(args.workdir, f"depth{depth}_{i}/")
+            _, wall, rss = run_measured([tp_compile, model, "--mesh", "tp=2", "--plan-entry",
+                                         plan, *extra, "-o", out])
+            row.append((wall, rss))
+            if extra:
+                deepest = (depth, model)
+        rows.append(row)
+
+    breakdown = []
+    if deepest:
+        depth, model = deepest
+        for name, extra in modes[1:]:
+            log(f"timing the phases of depth {depth}: {name}")
+            out = os.path.join(args.workdir, f"depth{depth}_timing/")
+            # The report goes to stderr; run_measured returns stdout only.
+            text, wall, _ = run_measured(
+                ["sh", "-c", '"$@" 2>&1', "sh", tp_compile, model, "--mesh", "tp=2",
+                 "--plan-entry", plan, *extra, "--mlir-timing", "--mlir-timing-display=list",
+                 "-o", out])
+            breakdown.append((name, wall, phases(text, args.phases)))
+
+    lines = report(args, rows, modes, breakdown, deepest)
+    print("\n".join(lines))
+    if args.markdown:
+        write_section(args.markdown, "compile", lines)
+
+
+def report(args, rows, modes, breakdown, deepest):
+    out = ["### tp-compile against depth (`bench/compile.py`)", "",
+           f"Command: `/usr/bin/python3 bench/compile.py --tp-bin build/bin --depths {args.depths} "
+           f"--train-depth-max {args.train_depth_max} --markdown docs/Performance.md`. "
+           f"Machine: {cpu_model()}, {os.cpu_count()} cores.", "",
+           "The bench transformer at hidden 256, ffn 1024, 4 heads, 64 tokens; the Megatron "
+           "plan on tp=2. Wall seconds and peak resident MiB of tp-compile.", "",
+           "| layers | " + " | ".join(f"{n} s | peak MiB" for n, _ in modes) + " |",
+           "|---|" + "---|---|" * len(modes)]
+    for depth, *cells in rows:
+        text = [f"{c[0]:.2f} | {c[1]:.0f}" if c else
+                f"not run (over --train-depth-max {args.train_depth_max}) | -" for c in cells]
+        out.append(f"| {depth} | {' | '.join(text)} |")
+    for name, wall, top in breakdown:
+        out += ["", f"Longest phases of the {deepest[0]}-layer {name} ({wall:.1f} s with "
+                    f"`--mlir-timing`; \"Rest\" is time outside passes and LLVM stages):", "",
+                "| phase | s |", "|---|---|"]
+        out += [f"| {phase} | {s:.2f} |" for s, phase in top]
+    out += ["", "tp-compile's peak resident memory is mostly the ONNX file it reads. "
+                "`--outline-layers=2` compiles each distinct layer once (one function called "
+                "per layer); it is off by default: a call keeps what it reads until it returns "
+                "(docs/Architecture.md)."]
+    return out
+
+
+if __name__ == "__main__":
+    main()

@@ -25,6 +25,10 @@
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Target/TargetMachine.h"
+#include "llvm/Passes/PassBuilder.h"
+#include "llvm/Transforms/IPO/DeadArgumentElimination.h"
+#include "llvm/Transforms/Scalar/DCE.h"
+#include "llvm/Transforms/Scalar/InstSimplifyPass.h"
 #include "llvm/Transforms/Utils/BasicBlockUtils.h"
 #include "llvm/Transforms/Utils/Cloning.h"
 #include "llvm/ADT/StringSet.h"
@@ -102,6 +106,34 @@ static std::unique_ptr<llvm::Module> splitStraightLine(llvm::Module &module) {
       g.setLinkage(llvm::GlobalValue::ExternalLinkage);
     }
   return straight;
+}
+
+/// A loop nest's function takes each buffer as a memref descriptor's
+/// fields (3 + 2 x rank scalars), but its static shapes make every field
+/// but the aligned pointer dead once the descriptor it rebuilds from them
+/// is folded away (instsimplify, dce). LLVM's dead-argument elimination
+/// then drops them from the function and its calls while it is still
+/// internal (before splitStraightLine): the straight-line callers, compiled
+/// unoptimized, pass one value per buffer instead of up to nine.
+static void dropDeadArguments(llvm::Module &module,
+                              llvm::TargetMachine *machine) {
+  llvm::LoopAnalysisManager lam;
+  llvm::FunctionAnalysisManager fam;
+  llvm::CGSCCAnalysisManager cgam;
+  llvm::ModuleAnalysisManager mam;
+  llvm::PassBuilder builder(machine);
+  builder.registerModuleAnalyses(mam);
+  builder.registerCGSCCAnalyses(cgam);
+  builder.registerFunctionAnalyses(fam);
+  builder.registerLoopAnalyses(lam);
+  builder.crossRegisterProxies(lam, fam, cgam, mam);
+  llvm::FunctionPassManager fold;
+  fold.addPass(llvm::InstSimplifyPass());
+  fold.addPass(llvm::DCEPass());
+  llvm::ModulePassManager passes;
+  passes.addPass(llvm::createModuleToFunctionPassAdaptor(std::move(fold)));
+  passes.addPass(llvm::DeadArgumentEliminationPass());
+  passes.run(module, mam);
 }
 
 /// `const char tp_manifest_sha256[65]`: the hex SHA-256 of manifest.json.
@@ -340,6 +372,11 @@ LogicalResult tp::emitProgram(ModuleOp module,
   llvmModule->setTargetTriple(triple);
   // Split before -O2, whose module passes would walk every instruction of
   // the straight-line functions too (seconds for a deep model's step).
+  if (!options.target.cuda) {
+    TimingScope deadArgumentsTiming =
+        timing.nest("drop loop nests' dead arguments");
+    dropDeadArguments(*llvmModule, machine.get());
+  }
   std::unique_ptr<llvm::Module> straight =
       options.target.cuda ? nullptr : splitStraightLine(*llvmModule);
   auto optimize = makeOptimizingTransformer(2, 0, machine.get());

@@ -48,8 +48,12 @@ def phases(text, count):
     rows = []
     for line in text.splitlines():
         m = re.match(r"\s*[0-9.]+ \(\s*[0-9.]+%\)\s+([0-9.]+) \(\s*[0-9.]+%\)\s+(.+)$", line)
-        if m and m.group(2) not in ("Total", "root"):
-            rows.append((float(m.group(1)), m.group(2)))
+        # Pipelines only wrap the passes listed on their own lines.
+        if not m or m.group(2) in ("Total", "root") or m.group(2).endswith("Pipeline") \
+                or m.group(2).startswith("Pipeline Collection"):
+            continue
+        name = "import (the ONNX file)" if m.group(2).startswith("import ") else m.group(2)
+        rows.append((float(m.group(1)), name))
     return sorted(rows, reverse=True)[:count]
 
 

@@ -298,7 +298,9 @@ def write_markdown(args, lines):
             "the same run; nothing here is asserted by a test).", "",
             f"Machine: {cpu}, {os.cpu_count()} cores, "
             f"{os.sysconf('SC_PAGE_SIZE') * os.sysconf('SC_PHYS_PAGES') / 2**30:.0f} GiB; "
-            f"PyTorch {__import__('torch').__version__} (Debian), OpenBLAS through numpy.", "",
+            f"PyTorch {__import__('torch').__version__} (Debian), OpenBLAS through numpy. "
+            "A shared virtual machine's speed drifts between runs (up to 1.5x on the "
+            "2-core build machine): compare ratios from one run, not seconds across runs.", "",
             "Command: `./bench/run.sh " + " ".join(
                 f"--{k} {v}" for k, v in (("layers", args.layers), ("hidden", args.hidden),
                                           ("seq", args.seq), ("repeat", args.repeat))) + "`", ""]

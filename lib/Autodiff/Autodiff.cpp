@@ -1,5 +1,6 @@
 //===- Autodiff.cpp - the tp-autodiff pass --------------------------------===//
 #include "tp/Autodiff/Autodiff.h"
+#include "tp/Dialect/TP/IR/FunctionAttrs.h"
 #include "tp/Dialect/TP/IR/TPOps.h"
 #include "tp/Import/ModuleTree.h"
 
@@ -100,14 +101,18 @@ struct TPAutodiffPass : tp::impl::TPAutodiffBase<TPAutodiffPass> {
     auto step = func::FuncOp::create(
         b, loc, "train_step", b.getFunctionType(argTypes, {}));
     Block *entry = step.addEntryBlock();
+    // One array of argument attributes (set one by one, they are
+    // quadratic in the number of weights).
+    SmallVector<DictionaryAttr> argAttrs;
+    forward.getAllArgAttrs(argAttrs);
+    argAttrs.resize(forward.getNumArguments());
     if (hasLabels)
-      step.setArgAttrs(forward.getNumArguments(),
-                       b.getDictionaryAttr(b.getNamedAttr(
-                           "tp.input", b.getStringAttr("labels"))));
-    for (unsigned i = 0; i < forward.getNumArguments(); ++i) {
-      step.setArgAttrs(i, forward.getArgAttrDict(i));
+      argAttrs.push_back(b.getDictionaryAttr(
+          b.getNamedAttr("tp.input", b.getStringAttr("labels"))));
+    argAttrs.resize(argTypes.size());
+    step.setAllArgAttrs(argAttrs);
+    for (unsigned i = 0; i < forward.getNumArguments(); ++i)
       entry->getArgument(i).setLoc(forward.getArgument(i).getLoc());
-    }
     IRMapping map;
     for (unsigned i = 0; i < forward.getNumArguments(); ++i)
       map.map(forward.getArgument(i), entry->getArgument(i));
@@ -353,12 +358,14 @@ struct TPAutodiffPass : tp::impl::TPAutodiffBase<TPAutodiffPass> {
     step.setType(b.getFunctionType(entry->getArgumentTypes(),
                                    TypeRange(ValueRange(results))));
     unsigned firstState = entry->getNumArguments() - stateNames.size();
+    FunctionAttrs stepAttrs(step);
     for (auto [k, name] : llvm::enumerate(stateNames))
-      step.setArgAttrs(firstState + k,
-                       b.getDictionaryAttr(b.getNamedAttr(
-                           "tp.state", b.getStringAttr(name))));
+      stepAttrs.arg(firstState + k) =
+          NamedAttrList(b.getDictionaryAttr(b.getNamedAttr(
+              "tp.state", b.getStringAttr(name))));
     for (auto [i, attrs] : llvm::enumerate(resultAttrs))
-      step.setResultAttrs(i, attrs);
+      stepAttrs.result(i) = NamedAttrList(attrs);
+    stepAttrs.write();
     forward.erase();
     // Rules build every operand's gradient; drop those nothing needs (the
     // gradient of a constant, of the labels).

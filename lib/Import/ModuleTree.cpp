@@ -1,5 +1,6 @@
 //===- ModuleTree.cpp - PyTorch modules recovered from an export ----------===//
 #include "tp/Import/ModuleTree.h"
+#include "tp/Dialect/TP/IR/FunctionAttrs.h"
 #include "tp/Dialect/TP/IR/TPOps.h"
 
 #include "mlir/IR/Builders.h"
@@ -211,19 +212,21 @@ SmallVector<std::string> ModuleTree::torchNames(unsigned arg) const {
 
 void ModuleTree::annotate(func::FuncOp func) const {
   Builder b(func.getContext());
+  FunctionAttrs funcAttrs(func);
   for (auto &[arg, list] : names) {
     // Only where PyTorch knows the weight by another name than ONNX does.
     if (list.size() == 1 &&
         list.front().first ==
-            func.getArgAttrOfType<StringAttr>(arg, "tp.param").getValue())
+            funcAttrs.argAttr<StringAttr>(arg, "tp.param").getValue())
       continue;
     SmallVector<Attribute> attrs;
     for (auto &[name, transposed] : list)
       attrs.push_back(b.getStringAttr(name));
-    func.setArgAttr(arg, "tp.torch_names", b.getArrayAttr(attrs));
+    funcAttrs.arg(arg).set("tp.torch_names", b.getArrayAttr(attrs));
     if (list.front().second)
-      func.setArgAttr(arg, "tp.stored_transposed", b.getUnitAttr());
+      funcAttrs.arg(arg).set("tp.stored_transposed", b.getUnitAttr());
   }
+  funcAttrs.write();
 }
 
 static std::string shapeOf(Type t) {

@@ -475,8 +475,13 @@ OwningOpRef<ModuleOp> GraphImporter::run(onnx::ModelProto &model) {
   auto func = func::FuncOp::create(b, NameLoc::get(b.getStringAttr(path)),
                                    options.functionName, funcType);
   Block *entry = func.addEntryBlock();
-  for (auto [i, attr] : llvm::enumerate(argAttrs)) {
-    func.setArgAttrs(i, b.getDictionaryAttr(attr));
+  // One array of argument attributes: set one by one, they cost a copy of
+  // the whole array each.
+  SmallVector<DictionaryAttr> argDicts;
+  for (const NamedAttribute &attr : argAttrs)
+    argDicts.push_back(b.getDictionaryAttr(attr));
+  func.setAllArgAttrs(argDicts);
+  for (unsigned i = 0; i < argAttrs.size(); ++i) {
     entry->getArgument(i).setLoc(NameLoc::get(b.getStringAttr(argNames[i])));
     values[argNames[i]] = entry->getArgument(i);
   }
@@ -573,15 +578,15 @@ OwningOpRef<ModuleOp> GraphImporter::run(onnx::ModelProto &model) {
     if (isOpTriviallyDead(&op))
       op.erase();
   func.setType(b.getFunctionType(argTypes, resultTypes));
-  for (const auto &[i, out] : llvm::enumerate(graph.output()))
-    func.setResultAttrs(i, b.getDictionaryAttr(b.getNamedAttr(
-                               "tp.output", b.getStringAttr(out.name()))));
-  for (auto [i, name] : llvm::enumerate(bufferNames))
-    func.setResultAttrs(
-        graph.output_size() + i,
-        b.getDictionaryAttr(
-            {b.getNamedAttr("tp.output", b.getStringAttr(name)),
-             b.getNamedAttr("tp.buffer_update", b.getUnitAttr())}));
+  SmallVector<DictionaryAttr> resultDicts;
+  for (const auto &out : graph.output())
+    resultDicts.push_back(b.getDictionaryAttr(
+        b.getNamedAttr("tp.output", b.getStringAttr(out.name()))));
+  for (const std::string &name : bufferNames)
+    resultDicts.push_back(b.getDictionaryAttr(
+        {b.getNamedAttr("tp.output", b.getStringAttr(name)),
+         b.getNamedAttr("tp.buffer_update", b.getUnitAttr())}));
+  func.setAllResultAttrs(resultDicts);
   // PyTorch's names for weights the exporter renamed (folded W^T, tied).
   ModuleTree::build(func).annotate(func);
   return module;

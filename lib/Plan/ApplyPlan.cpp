@@ -1,4 +1,5 @@
 //===- ApplyPlan.cpp - the tp-apply-plan pass -----------------------------===//
+#include "tp/Dialect/TP/IR/FunctionAttrs.h"
 #include "tp/Dialect/TP/IR/TPOps.h"
 #include "tp/Import/ModuleTree.h"
 #include "tp/Plan/Passes.h"
@@ -8,6 +9,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
+#include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/Regex.h"
 
@@ -415,6 +417,13 @@ LogicalResult PlanApplier::applyIO(bool inputs) {
     }
   }
   auto &out = inputs ? args : results;
+  // Weights and optimizer state by name (tp.param, tp.state), looked up
+  // per output: a set, not a scan of every argument per output.
+  llvm::StringSet<> weightNames;
+  for (unsigned a = 0; a < func.getNumArguments(); ++a)
+    for (StringRef attr : {"tp.param", "tp.state"})
+      if (auto s = func.getArgAttrOfType<StringAttr>(a, attr))
+        weightNames.insert(s.getValue());
   for (unsigned i = 0; i < count; ++i) {
     StringAttr name = nameOf(i);
     if (!name)
@@ -430,12 +439,7 @@ LogicalResult PlanApplier::applyIO(bool inputs) {
     auto isWeightOutput = [&] {
       StringRef n = name.getValue();
       n.consume_front("grad_");
-      for (unsigned a = 0; a < func.getNumArguments(); ++a)
-        for (StringRef attr : {"tp.param", "tp.state"})
-          if (auto s = func.getArgAttrOfType<StringAttr>(a, attr);
-              s && (s.getValue() == n || s.getValue() == name.getValue()))
-            return true;
-      return false;
+      return weightNames.contains(n) || weightNames.contains(name.getValue());
     };
     // An explicit `replicate` keeps the tensor whole under data_parallel
     // too (updates, indices or tables fed as graph inputs).
@@ -488,51 +492,60 @@ void PlanApplier::write() {
   setMesh(module, mesh);
   MLIRContext *ctx = module.getContext();
   Builder b(ctx);
-  for (auto &[i, a] : args) {
-    func.setArgAttr(i, kShardingAttr, a.sharding.toAttr(ctx, mesh));
-    func.setArgAttr(i, kOriginAttr, b.getStringAttr(a.origin));
-  }
+  FunctionAttrs attrs(func);
+  auto annotate = [&](NamedAttrList &list, const TensorSharding &s,
+                      StringRef origin) {
+    list.set(kShardingAttr, s.toAttr(ctx, mesh));
+    list.set(kOriginAttr, b.getStringAttr(origin));
+  };
+  auto rankOf = [](Type t) { return cast<RankedTensorType>(t).getRank(); };
+  for (auto &[i, a] : args)
+    annotate(attrs.arg(i), a.sharding, a.origin);
   // Weights the plan does not mention stay whole (PyTorch's default).
-  for (unsigned i = 0; i < func.getNumArguments(); ++i)
-    if (!args.count(i) && func.getArgAttr(i, "tp.param")) {
-      auto type = cast<RankedTensorType>(func.getArgumentTypes()[i]);
-      func.setArgAttr(i, kShardingAttr,
-                      TensorSharding::replicated(type.getRank()).toAttr(ctx, mesh));
-      func.setArgAttr(i, kOriginAttr,
-                      b.getStringAttr("not in the plan (replicated)"));
-    }
+  // Weight layouts by name, for the optimizer state and results below.
+  llvm::StringMap<TensorSharding> weightLayouts;
+  for (unsigned i = 0; i < attrs.numArgs(); ++i) {
+    auto param = attrs.argAttr<StringAttr>(i, "tp.param");
+    if (!param)
+      continue;
+    int64_t rank = rankOf(func.getArgumentTypes()[i]);
+    TensorSharding layout = TensorSharding::replicated(rank);
+    if (args.count(i))
+      layout = args[i].sharding;
+    else
+      annotate(attrs.arg(i), layout, "not in the plan (replicated)");
+    weightLayouts.try_emplace(param.getValue(), layout);
+  }
   // Optimizer state ("<weight>.<name>") is laid out like its weight.
   auto layoutOfWeight = [&](StringRef weight,
                             int64_t rank) -> std::optional<TensorSharding> {
-    for (unsigned i = 0; i < func.getNumArguments(); ++i) {
-      auto param = func.getArgAttrOfType<StringAttr>(i, "tp.param");
-      if (!param || param.getValue() != weight)
-        continue;
-      std::string error;
-      auto layout = TensorSharding::fromAttr(
-          cast<ShardingAttr>(func.getArgAttr(i, kShardingAttr)), mesh, rank,
-          error);
-      if (succeeded(layout))
-        return *layout;
-    }
-    return std::nullopt;
+    auto it = weightLayouts.find(weight);
+    if (it == weightLayouts.end() ||
+        int64_t(it->second.dims.size()) != rank)
+      return std::nullopt;
+    return it->second;
   };
-  for (unsigned i = 0; i < func.getNumArguments(); ++i) {
-    auto state = func.getArgAttrOfType<StringAttr>(i, "tp.state");
+  llvm::StringSet<> stateNames;
+  for (unsigned i = 0; i < attrs.numArgs(); ++i) {
+    auto state = attrs.argAttr<StringAttr>(i, "tp.state");
     if (!state)
       continue;
-    auto rank = cast<RankedTensorType>(func.getArgumentTypes()[i]).getRank();
+    stateNames.insert(state.getValue());
+    auto rank = rankOf(func.getArgumentTypes()[i]);
     auto layout = layoutOfWeight(state.getValue().rsplit('.').first, rank);
-    TensorSharding s = layout ? *layout : TensorSharding::replicated(rank);
-    func.setArgAttr(i, kShardingAttr, s.toAttr(ctx, mesh));
-    func.setArgAttr(i, kOriginAttr,
-                    b.getStringAttr("optimizer state of its weight"));
+    annotate(attrs.arg(i), layout ? *layout : TensorSharding::replicated(rank),
+             "optimizer state of its weight");
   }
+  // Graph inputs by name, for their gradients' layouts.
+  llvm::StringMap<unsigned> inputArgs;
+  for (unsigned i = 0; i < attrs.numArgs(); ++i)
+    if (auto input = attrs.argAttr<StringAttr>(i, "tp.input"))
+      inputArgs.try_emplace(input.getValue(), i);
   // A training step's outputs named after a weight (its gradient
   // "grad_<weight>" or its update "<weight>") or after optimizer state keep
   // that layout, so that partition produces the gradient exchange.
-  for (unsigned r = 0; r < func.getNumResults(); ++r) {
-    auto name = func.getResultAttrOfType<StringAttr>(r, "tp.output");
+  for (unsigned r = 0; r < attrs.numResults(); ++r) {
+    auto name = attrs.resultAttr<StringAttr>(r, "tp.output");
     if (!name || plan.outputs.end() !=
                      llvm::find_if(plan.outputs, [&](auto &o) {
                        return o.first == name.getValue();
@@ -540,13 +553,11 @@ void PlanApplier::write() {
       continue;
     StringRef weight = name.getValue();
     weight.consume_front("grad_");
-    int64_t rank = cast<RankedTensorType>(func.getResultTypes()[r]).getRank();
+    int64_t rank = rankOf(func.getResultTypes()[r]);
     auto layout = layoutOfWeight(weight, rank);
-    for (unsigned i = 0; !layout && i < func.getNumArguments(); ++i)
-      if (auto state = func.getArgAttrOfType<StringAttr>(i, "tp.state");
-          state && state.getValue() == name.getValue())
-        layout = layoutOfWeight(state.getValue().rsplit('.').first, rank)
-                     .value_or(TensorSharding::replicated(rank));
+    if (!layout && stateNames.contains(name.getValue()))
+      layout = layoutOfWeight(name.getValue().rsplit('.').first, rank)
+                   .value_or(TensorSharding::replicated(rank));
     if (layout) {
       results[r] = Annotation{*layout,
                               "the layout of weight '" + weight.str() + "'"};
@@ -554,17 +565,15 @@ void PlanApplier::write() {
     }
     // An input's gradient ("grad_<input>", tp-autodiff's input-grads) is
     // laid out like the input.
-    for (unsigned i = 0; i < func.getNumArguments(); ++i)
-      if (auto input = func.getArgAttrOfType<StringAttr>(i, "tp.input");
-          input && name.getValue().starts_with("grad_") &&
-          input.getValue() == weight && args.count(i))
-        results[r] = Annotation{args[i].sharding, "the layout of input '" +
-                                                      weight.str() + "'"};
+    if (auto it = inputArgs.find(weight);
+        it != inputArgs.end() && name.getValue().starts_with("grad_") &&
+        args.count(it->second))
+      results[r] = Annotation{args[it->second].sharding,
+                              "the layout of input '" + weight.str() + "'"};
   }
-  for (auto &[i, a] : results) {
-    func.setResultAttr(i, kShardingAttr, a.sharding.toAttr(ctx, mesh));
-    func.setResultAttr(i, kOriginAttr, b.getStringAttr(a.origin));
-  }
+  for (auto &[i, a] : results)
+    annotate(attrs.result(i), a.sharding, a.origin);
+  attrs.write();
   for (auto &[op, a] : ops) {
     op->setAttr(kShardingAttr, a.sharding.toAttr(ctx, mesh));
     op->setAttr(kOriginAttr, b.getStringAttr(a.origin));

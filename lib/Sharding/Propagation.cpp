@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "tp/Sharding/ValueNames.h"
+#include "tp/Dialect/TP/IR/FunctionAttrs.h"
 #include "tp/Dialect/TP/IR/TPOps.h"
 #include "tp/Sharding/Passes.h"
 #include "tp/Sharding/Sharding.h"
@@ -18,6 +19,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
+#include "llvm/ADT/StringSet.h"
 
 namespace mlir::tp {
 #define GEN_PASS_DEF_TPPROPAGATESHARDING
@@ -118,44 +120,49 @@ LogicalResult Propagator::seed() {
   };
   for (BlockArgument arg : func.getArguments()) {
     Hints &h = hintsOf(arg);
-    auto attr = func.getArgAttrOfType<ShardingAttr>(arg.getArgNumber(),
-                                                    kShardingAttr);
-    // Weights are the strongest source; unannotated arguments stay whole.
-    int level = func.getArgAttr(arg.getArgNumber(), "tp.param") ||
-                        func.getArgAttr(arg.getArgNumber(), "tp.state")
-                    ? 0
-                    : 1;
+    DictionaryAttr attrs = func.getArgAttrDict(arg.getArgNumber());
+    auto attr = attrs ? attrs.getAs<ShardingAttr>(kShardingAttr)
+                      : ShardingAttr();
     if (!attr) {
       h.closed = true;
       h.origin = "unannotated argument (replicated)";
       continue;
     }
-    if (failed(load(h, attr, h.dims.size(), level,
-                    originOf(func.getArgAttrDict(arg.getArgNumber())),
+    // Weights are the strongest source; unannotated arguments stay whole.
+    int level = attrs.get("tp.param") || attrs.get("tp.state") ? 0 : 1;
+    if (failed(load(h, attr, h.dims.size(), level, originOf(attrs),
                     arg.getLoc())))
       return failure();
   }
+  llvm::StringSet<> weightNames;
+  for (unsigned a = 0; a < func.getNumArguments(); ++a)
+    for (StringRef attr : {"tp.param", "tp.state"})
+      if (auto p = func.getArgAttrOfType<StringAttr>(a, attr))
+        weightNames.insert(p.getValue());
   for (unsigned i = 0; i < func.getNumResults(); ++i) {
     auto h = std::make_unique<Hints>();
     h->dims.resize(cast<RankedTensorType>(func.getResultTypes()[i]).getRank());
     // A weight's gradient or update (a training step's results named after
     // the weight) is as strong a source as the weight itself.
-    auto name = func.getResultAttrOfType<StringAttr>(i, "tp.output");
+    DictionaryAttr attrs = func.getResultAttrDict(i);
+    auto name = attrs ? attrs.getAs<StringAttr>("tp.output") : StringAttr();
     bool weightLike = false;
     if (name) {
       StringRef w = name.getValue();
       w.consume_front("grad_");
-      for (unsigned a = 0; a < func.getNumArguments(); ++a)
-        for (StringRef attr : {"tp.param", "tp.state"})
-          if (auto p = func.getArgAttrOfType<StringAttr>(a, attr))
-            weightLike |= p.getValue() == w;
+      weightLike = weightNames.contains(w);
     }
-    if (auto attr = func.getResultAttrOfType<ShardingAttr>(i, kShardingAttr))
+    if (auto attr = attrs ? attrs.getAs<ShardingAttr>(kShardingAttr)
+                          : ShardingAttr())
       if (failed(load(*h, attr, h->dims.size(), weightLike ? 0 : 1,
-                      originOf(func.getResultAttrDict(i)), func.getLoc())))
+                      originOf(attrs), func.getLoc())))
         return failure();
     returnHints.push_back(std::move(h));
   }
+
+  // Node holds SmallVectors, whose moves std::vector does not trust: no
+  // reallocation copies them.
+  nodes.reserve(func.getBody().front().getOperations().size());
 
   for (Operation &op : func.getBody().front()) {
     Node node{&op, {}, {}, op.getNumOperands()};
@@ -404,6 +411,7 @@ void Propagator::commit(Node &node) {
   if (auto ret = dyn_cast<func::ReturnOp>(node.op)) {
     // What the function returns is what the return reads; a result the plan
     // pinned keeps exactly its layout, whatever its producer's.
+    FunctionAttrs attrs(func);
     for (unsigned i = 0; i < ret.getNumOperands(); ++i) {
       if (returnHints[i]->closed) {
         TensorSharding pinned;
@@ -411,11 +419,12 @@ void Propagator::commit(Node &node) {
           pinned.dims.push_back(d.axes);
         ins[i] = pinned.toAttr(ctx, mesh);
       }
-      func.setResultAttr(i, kShardingAttr, ins[i]);
+      attrs.result(i).set(kShardingAttr, ins[i]);
       if (!returnHints[i]->origin.empty())
-        func.setResultAttr(i, kOriginAttr,
-                           b.getStringAttr(returnHints[i]->origin));
+        attrs.result(i).set(kOriginAttr,
+                            b.getStringAttr(returnHints[i]->origin));
     }
+    attrs.write();
   } else {
     // A partial sum comes from the split reduction factor; name its source.
     std::string partialOrigin;

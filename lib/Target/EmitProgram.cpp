@@ -2,12 +2,14 @@
 #include "Manifest.h"
 #include "tp/Pipelines/Pipelines.h"
 #include "tp/Target/Program.h"
+#include "tprt/Sha256.h"
 #include "llvm/Support/FormatVariadic.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/GPU/Transforms/Passes.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/Verifier.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Target/LLVMIR/Dialect/All.h"
 #include "mlir/Target/LLVMIR/Export.h"
@@ -33,6 +35,9 @@
 #include "llvm/Transforms/Utils/Cloning.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/TargetParser/Host.h"
+
+#include <future>
+#include <optional>
 
 using namespace mlir;
 using namespace mlir::tp;
@@ -230,6 +235,17 @@ static ProgramMemory signatureMemory(func::FuncOp func) {
   return m;
 }
 
+LogicalResult tp::runAndVerify(PassManager &pm, ModuleOp module,
+                               bool verifyEach) {
+  if (failed(pm.run(module)))
+    return failure();
+  if (verifyEach || succeeded(verify(module)))
+    return success();
+  return emitError(module.getLoc())
+         << "internal: the IR does not verify after this stage; "
+            "tp-compile --verify-each names the pass";
+}
+
 LogicalResult tp::emitProgram(ModuleOp module,
                               const std::vector<TensorInfo> &global,
                               const ProgramOptions &options) {
@@ -248,6 +264,14 @@ LogicalResult tp::emitProgram(ModuleOp module,
   func::FuncOp func = funcs.front();
   std::string funcName = func.getName().str();
 
+  // The model's SHA-256 (for the manifest) is read beside the lowering:
+  // a few hundred MB of weights take a quarter of a second.
+  std::future<std::optional<std::string>> modelSha256 = std::async(
+      std::launch::async, [path = options.modelPath] {
+        std::string hex;
+        return tprt::sha256OfFile(path, hex) ? std::optional(hex)
+                                             : std::nullopt;
+      });
   progress("lowering to linalg with collectives as runtime calls");
   TimingScope noTiming;
   TimingScope &timing = options.timing ? *options.timing : noTiming;
@@ -256,17 +280,23 @@ LogicalResult tp::emitProgram(ModuleOp module,
     toCalls.enableTiming(timing);
     toLLVM.enableTiming(timing);
   }
+  toCalls.enableVerifier(options.verifyEach);
+  toLLVM.enableVerifier(options.verifyEach);
   if (failed(buildLowerToRuntimeCallsPipeline(toCalls, options.target)) ||
       failed(buildBufferizeToLLVMPipeline(toLLVM, options.target,
                                           /*packStepArguments=*/true)))
     return emitError(module.getLoc(), "internal: cannot build the lowering");
-  if (failed(toCalls.run(module)))
+  if (failed(runAndVerify(toCalls, module, options.verifyEach)))
     return failure();
+  std::optional<std::string> sha256 = modelSha256.get();
+  if (!sha256)
+    return emitError(module.getLoc())
+           << "cannot read " << options.modelPath << " to checksum it";
   // The manifest reads the partitioned signature and attributes, and the
   // collective sites tp-lower-collectives numbered; bufferization rewrites
   // the signature, so it comes now.
   FailureOr<llvm::json::Object> manifest =
-      buildManifest(module, func, global, options.modelPath,
+      buildManifest(module, func, global, options.modelPath, *sha256,
                     options.target.cuda ? "cuda" : "cpu");
   if (failed(manifest))
     return failure();
@@ -275,10 +305,8 @@ LogicalResult tp::emitProgram(ModuleOp module,
   unsigned numArgs = func.getNumArguments();
   // tp's argument and result attributes have done their job (the manifest
   // has them); LLVM translation does not know them.
-  for (unsigned i = 0; i < func.getNumArguments(); ++i)
-    func.setArgAttrs(i, DictionaryAttr::get(module.getContext()));
-  for (unsigned i = 0; i < func.getNumResults(); ++i)
-    func.setResultAttrs(i, DictionaryAttr::get(module.getContext()));
+  func.removeArgAttrsAttr();
+  func.removeResAttrsAttr();
   const Target &tpTarget = options.target;
   progress(tpTarget.cuda ? "bufferizing, kernels for " + tpTarget.arch +
                                " (NVVM, ptxas), host code to LLVM (cuBLAS calls)"
@@ -287,7 +315,7 @@ LogicalResult tp::emitProgram(ModuleOp module,
                      std::to_string(tpTarget.blockSize) +
                      " threads) on the CPU, lowering to LLVM (BLAS calls)"
                : "bufferizing and lowering to LLVM (loops, BLAS calls)");
-  if (failed(toLLVM.run(module)))
+  if (failed(runAndVerify(toLLVM, module, options.verifyEach)))
     return failure();
   // Results tp-find-in-place-updates lets the runtime write into their
   // argument's buffer (CPU programs; a CUDA program's buffers are staged).

@@ -3,7 +3,6 @@
 #include "tp/Sharding/Sharding.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "tprt/Sha256.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/ADT/StringExtras.h"
 
@@ -99,14 +98,13 @@ static llvm::json::Array shardingJson(Attribute attr, int64_t rank) {
 FailureOr<llvm::json::Object>
 tp::buildManifest(ModuleOp module, func::FuncOp func,
                   const std::vector<TensorInfo> &global,
-                  StringRef modelPath, StringRef target) {
+                  StringRef modelPath, StringRef modelSha256,
+                  StringRef target) {
   auto error = [&](const Twine &msg) {
     emitError(module.getLoc()) << msg;
     return failure();
   };
-  std::string hex;
-  if (!tprt::sha256OfFile(modelPath.str(), hex))
-    return error("cannot read " + modelPath + " to checksum it");
+  std::string hex = modelSha256.str();
 
   llvm::json::Object mesh;
   llvm::json::Array axes, sizes;

@@ -15,7 +15,7 @@ namespace mlir::tp {
 FailureOr<llvm::json::Object>
 buildManifest(ModuleOp module, func::FuncOp func,
               const std::vector<TensorInfo> &global, StringRef modelPath,
-              StringRef target);
+              StringRef modelSha256, StringRef target);
 
 } // namespace mlir::tp
 

@@ -254,6 +254,12 @@ cl::opt<bool> listModules(
     cl::cat(planCategory));
 cl::opt<bool> verbose("v", cl::desc("Print one progress line per stage"),
                       cl::cat(category));
+cl::opt<bool> verifyEach(
+    "verify-each",
+    cl::desc("Verify the IR after every pass, to find the pass that broke "
+             "it (slower on deep models; by default the IR is verified once "
+             "after each stage)"),
+    cl::init(false), cl::cat(category));
 
 /// --report, pipelines: per stage the planned peak of temporaries and
 /// what it is made of: one microbatch's kept activations times the
@@ -454,8 +460,9 @@ int main(int argc, char **argv) {
   auto runPasses = [&](auto addPasses) {
     PassManager pm(&context);
     pm.enableTiming(timing);
+    pm.enableVerifier(verifyEach);
     addPasses(pm);
-    return pm.run(*module);
+    return tp::runAndVerify(pm, *module, verifyEach);
   };
   if (!planFile.empty() || !planEntries.empty()) {
     // Fused projections the plan splits colwise get Megatron's strided
@@ -600,6 +607,7 @@ int main(int argc, char **argv) {
     if (verbose)
       program.progress = [](const std::string &m) { progress(m); };
     program.timing = &timing;
+    program.verifyEach = verifyEach;
     tp::ProgramMemory memory;
     bool textReport = report.getNumOccurrences() && report != "json";
     if (textReport)

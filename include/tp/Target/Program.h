@@ -13,6 +13,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/PassManager.h"
 #include "mlir/Support/Timing.h"
 #include "tp/Pipelines/Pipelines.h"
 #include "llvm/ADT/StringRef.h"
@@ -69,7 +70,15 @@ struct ProgramOptions {
   /// Where each stage's time is recorded (tp-compile --mlir-timing), or
   /// null.
   TimingScope *timing = nullptr;
+  /// Verify after every pass (tp-compile --verify-each), not only after
+  /// each stage.
+  bool verifyEach = false;
 };
+
+/// Runs `pm` on `module`; unless the pass manager verified after every pass
+/// (`verifyEach`), verifies the result once. Verifying a deep model's
+/// module after each of some fifty passes took a tenth of its compile time.
+LogicalResult runAndVerify(PassManager &pm, ModuleOp module, bool verifyEach);
 
 /// Lowers `module` (partitioned, tp ops on local shapes) to LLVM, emits an
 /// object for the host CPU, links out/program.so with the system linker and

@@ -1,6 +1,5 @@
 //===- Autodiff.cpp - the tp-autodiff pass --------------------------------===//
 #include "tp/Autodiff/Autodiff.h"
-#include "tp/Dialect/TP/IR/FunctionAttrs.h"
 #include "tp/Dialect/TP/IR/TPOps.h"
 #include "tp/Import/ModuleTree.h"
 
@@ -101,16 +100,13 @@ struct TPAutodiffPass : tp::impl::TPAutodiffBase<TPAutodiffPass> {
     auto step = func::FuncOp::create(
         b, loc, "train_step", b.getFunctionType(argTypes, {}));
     Block *entry = step.addEntryBlock();
-    // One array of argument attributes (set one by one, they are
-    // quadratic in the number of weights).
+    // The step's argument attributes, set as one array once its optimizer
+    // state is known (set one by one, they are quadratic in the weights).
     SmallVector<DictionaryAttr> argAttrs;
     forward.getAllArgAttrs(argAttrs);
-    argAttrs.resize(forward.getNumArguments());
     if (hasLabels)
       argAttrs.push_back(b.getDictionaryAttr(
           b.getNamedAttr("tp.input", b.getStringAttr("labels"))));
-    argAttrs.resize(argTypes.size());
-    step.setAllArgAttrs(argAttrs);
     for (unsigned i = 0; i < forward.getNumArguments(); ++i)
       entry->getArgument(i).setLoc(forward.getArgument(i).getLoc());
     IRMapping map;
@@ -357,15 +353,11 @@ struct TPAutodiffPass : tp::impl::TPAutodiffBase<TPAutodiffPass> {
     func::ReturnOp::create(b, loc, results);
     step.setType(b.getFunctionType(entry->getArgumentTypes(),
                                    TypeRange(ValueRange(results))));
-    unsigned firstState = entry->getNumArguments() - stateNames.size();
-    FunctionAttrs stepAttrs(step);
-    for (auto [k, name] : llvm::enumerate(stateNames))
-      stepAttrs.arg(firstState + k) =
-          NamedAttrList(b.getDictionaryAttr(b.getNamedAttr(
-              "tp.state", b.getStringAttr(name))));
-    for (auto [i, attrs] : llvm::enumerate(resultAttrs))
-      stepAttrs.result(i) = NamedAttrList(attrs);
-    stepAttrs.write();
+    for (const std::string &name : stateNames)
+      argAttrs.push_back(b.getDictionaryAttr(
+          b.getNamedAttr("tp.state", b.getStringAttr(name))));
+    step.setAllArgAttrs(argAttrs);
+    step.setAllResultAttrs(resultAttrs);
     forward.erase();
     // Rules build every operand's gradient; drop those nothing needs (the
     // gradient of a constant, of the labels).

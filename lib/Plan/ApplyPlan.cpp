@@ -417,13 +417,7 @@ LogicalResult PlanApplier::applyIO(bool inputs) {
     }
   }
   auto &out = inputs ? args : results;
-  // Weights and optimizer state by name (tp.param, tp.state), looked up
-  // per output: a set, not a scan of every argument per output.
-  llvm::StringSet<> weightNames;
-  for (unsigned a = 0; a < func.getNumArguments(); ++a)
-    for (StringRef attr : {"tp.param", "tp.state"})
-      if (auto s = func.getArgAttrOfType<StringAttr>(a, attr))
-        weightNames.insert(s.getValue());
+  llvm::StringSet<> weightNames = weightAndStateNames(func);
   for (unsigned i = 0; i < count; ++i) {
     StringAttr name = nameOf(i);
     if (!name)

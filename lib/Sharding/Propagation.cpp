@@ -19,7 +19,6 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
-#include "llvm/ADT/StringSet.h"
 
 namespace mlir::tp {
 #define GEN_PASS_DEF_TPPROPAGATESHARDING
@@ -134,11 +133,7 @@ LogicalResult Propagator::seed() {
                     arg.getLoc())))
       return failure();
   }
-  llvm::StringSet<> weightNames;
-  for (unsigned a = 0; a < func.getNumArguments(); ++a)
-    for (StringRef attr : {"tp.param", "tp.state"})
-      if (auto p = func.getArgAttrOfType<StringAttr>(a, attr))
-        weightNames.insert(p.getValue());
+  llvm::StringSet<> weightNames = weightAndStateNames(func);
   for (unsigned i = 0; i < func.getNumResults(); ++i) {
     auto h = std::make_unique<Hints>();
     h->dims.resize(cast<RankedTensorType>(func.getResultTypes()[i]).getRank());

@@ -36,6 +36,15 @@ int64_t tp::staticBytes(Type type) {
          std::max<int64_t>(1, shaped.getElementTypeBitWidth() / 8);
 }
 
+llvm::StringSet<> tp::weightAndStateNames(func::FuncOp func) {
+  llvm::StringSet<> names;
+  for (unsigned a = 0; a < func.getNumArguments(); ++a)
+    for (StringRef attr : {"tp.param", "tp.state"})
+      if (auto name = func.getArgAttrOfType<StringAttr>(a, attr))
+        names.insert(name.getValue());
+  return names;
+}
+
 FailureOr<Mesh> tp::getMesh(ModuleOp module) {
   auto grid = module.lookupSymbol<shard::GridOp>(kMeshSymbol);
   if (!grid)

@@ -11,9 +11,11 @@
 #ifndef TP_SHARDING_SHARDING_H
 #define TP_SHARDING_SHARDING_H
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "tp/Dialect/TP/IR/TPDialect.h"
+#include "llvm/ADT/StringSet.h"
 
 namespace mlir::tp {
 
@@ -46,6 +48,11 @@ void setMesh(ModuleOp module, const Mesh &mesh);
 /// The bytes of a statically shaped tensor (a byte at least per element);
 /// 0 for other types.
 int64_t staticBytes(Type type);
+
+/// The names of `func`'s weights and optimizer state (its tp.param and
+/// tp.state arguments): a training step's results named after one of them
+/// (its gradient "grad_<name>", its update "<name>") keep its layout.
+llvm::StringSet<> weightAndStateNames(func::FuncOp func);
 
 struct TensorSharding {
   /// Per tensor dim, the mesh axes splitting it, major first.

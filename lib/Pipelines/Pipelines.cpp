@@ -38,7 +38,7 @@ static constexpr const char *kBufferize =
     "tp-find-in-place-updates,";
 static constexpr const char *kCpuLinalgToLoops =
     "tp-lower-matmul-to-blas,"
-    "func.func(convert-linalg-to-loops),tp-outline-loop-nests,";
+    "func.func(tp-linalg-to-loops),tp-outline-loop-nests,";
 static constexpr const char *kCpuLoopsToLLVM =
     "func.func(tp-approximate-math),"
     "expand-strided-metadata,lower-affine,convert-scf-to-cf,"

@@ -1,0 +1,54 @@
+// tp-linalg-to-loops: linalg ops on buffers become scf.for loop nests, as
+// upstream's convert-linalg-to-loops makes them; every other op is left
+// as it is (no region simplification, no folding of ops it did not make).
+// RUN: tp-opt %s -split-input-file --pass-pipeline='builtin.module(func.func(tp-linalg-to-loops))' | FileCheck %s
+
+// An elementwise op over a 4x8 buffer: a two-loop nest that loads both
+// operands at the same index and stores the sum.
+// CHECK-LABEL: func.func @add
+// CHECK-DAG: %[[C0:.*]] = arith.constant 0 : index
+// CHECK-DAG: %[[C4:.*]] = arith.constant 4 : index
+// CHECK-DAG: %[[C8:.*]] = arith.constant 8 : index
+// CHECK: scf.for %[[I:.*]] = %[[C0]] to %[[C4]]
+// CHECK-NEXT: scf.for %[[J:.*]] = %{{.*}} to %[[C8]]
+// CHECK-NEXT: %[[A:.*]] = memref.load %{{.*}}[%[[I]], %[[J]]]
+// CHECK-NEXT: %[[B:.*]] = memref.load %{{.*}}[%[[I]], %[[J]]]
+// CHECK-NEXT: %[[S:.*]] = arith.addf %[[A]], %[[B]]
+// CHECK-NEXT: memref.store %[[S]], %{{.*}}[%[[I]], %[[J]]]
+// CHECK-NOT: linalg.
+#id = affine_map<(d0, d1) -> (d0, d1)>
+func.func @add(%a: memref<4x8xf32>, %b: memref<4x8xf32>, %out: memref<4x8xf32>) {
+  linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%a, %b : memref<4x8xf32>, memref<4x8xf32>) outs(%out : memref<4x8xf32>) {
+  ^bb0(%x: f32, %y: f32, %z: f32):
+    %s = arith.addf %x, %y : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// A reduction over a dynamic dimension: the bound is the buffer's
+// memref.dim. Ops that are not linalg's stay, even where a canonicalizer
+// would fold them (the unused constant, the copy of a buffer into itself).
+// CHECK-LABEL: func.func @sum
+// CHECK: %[[UNUSED:.*]] = arith.constant 7 : index
+// CHECK: memref.copy %[[IN:.*]], %[[IN]]
+// CHECK: %[[N:.*]] = memref.dim %[[IN]], %{{.*}}
+// CHECK: scf.for %[[I:.*]] = %{{.*}} to %[[N]]
+// CHECK: memref.load %[[IN]][%[[I]]]
+// CHECK: arith.addf
+// CHECK: memref.store
+// CHECK-NOT: linalg.
+func.func @sum(%in: memref<?xf32>, %out: memref<f32>) {
+  %unused = arith.constant 7 : index
+  memref.copy %in, %in : memref<?xf32> to memref<?xf32>
+  linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>], iterator_types = ["reduction"]}
+      ins(%in : memref<?xf32>) outs(%out : memref<f32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %s = arith.addf %x, %acc : f32
+    linalg.yield %s : f32
+  }
+  return
+}

@@ -54,11 +54,23 @@ def TPFreeAfterLastUse : Pass<"tp-free-after-last-use", "::mlir::ModuleOp"> {
     the bytes to the next temporary. A buffer that flows into an op that
     may alias it otherwise keeps its dealloc where it was.
 
+    Two cases the move alone leaves, both the cost of calling a layer's
+    function (tp-outline-repeated-layers):
+    - A public function's buffer whose last use is its copy into an output
+      parameter (buffer-results-to-out-params copies what a call returned,
+      a layer's weight gradient, at the step's end) is replaced by the
+      parameter: one buffer instead of two held to the end.
+    - A private function whose every caller passes, at one argument, its
+      own buffer that it frees right after the call frees that argument
+      itself after its last use there: a layer's backward function drops
+      each activation its forward kept once it has read it, not when it
+      returns.
+
     Also records the planned peak of temporary bytes of the module's public
     function (each allocation rounded up to 64 bytes, as the runtime's
-    allocator hands them out) as the module's `tp.peak_temporary_bytes`,
-    which the manifest carries and tp-run --profile compares with what the
-    step allocated.
+    allocator hands them out; a call adds its callee's peak) as the
+    module's `tp.peak_temporary_bytes`, which the manifest carries and
+    tp-run --profile compares with what the step allocated.
   }];
   let dependentDialects = ["::mlir::memref::MemRefDialect"];
 }

@@ -65,9 +65,25 @@ int64_t allocationBytes(memref::AllocOp alloc) {
   return llvm::alignTo(bytes + alloc.getAlignment().value_or(0), kGranule);
 }
 
+/// The buffers callees free for their callers (freeInCallees).
+struct FreedArgs {
+  /// Bytes freed, by the callee's argument.
+  llvm::DenseMap<BlockArgument, int64_t> args;
+  /// Bytes each call of the callee frees, by callee.
+  llvm::StringMap<int64_t> perCall;
+};
+
 struct TPFreeAfterLastUsePass
     : tp::impl::TPFreeAfterLastUseBase<TPFreeAfterLastUsePass> {
   void runOnOperation() override {
+    ModuleOp module = getOperation();
+    for (auto func : module.getOps<func::FuncOp>())
+      if (!func.isExternal()) {
+        if (func.isPublic())
+          writeResultsInPlaceOfCopies(func);
+        freeAfterLastUse(func);
+      }
+    FreedArgs freedArgs = freeInCallees(module);
     // Layers' functions (tp-outline-repeated-layers) first: a call holds
     // the callee's temporaries at their peak on top of the caller's.
     llvm::DenseMap<StringRef, int64_t> calleePeaks;
@@ -76,25 +92,133 @@ struct TPFreeAfterLastUsePass
     // (tp-split-stages' dispatch calls one per device).
     llvm::StringMap<int64_t> atCalls;
     for (bool entry : {false, true})
-      for (auto func : getOperation().getOps<func::FuncOp>()) {
+      for (auto func : module.getOps<func::FuncOp>()) {
         if (func.isExternal() || func.isPublic() != entry)
           continue;
-        freeAfterLastUse(func);
-        int64_t p = plannedPeak(func, calleePeaks, entry ? &atCalls : nullptr);
+        int64_t p = plannedPeak(func, calleePeaks, freedArgs,
+                                entry ? &atCalls : nullptr);
         if (entry)
           peak = std::max(peak, p);
         else
           calleePeaks[func.getSymName()] = p;
       }
     Builder b(&getContext());
-    getOperation()->setAttr("tp.peak_temporary_bytes",
-                            b.getI64IntegerAttr(peak));
+    module->setAttr("tp.peak_temporary_bytes", b.getI64IntegerAttr(peak));
     SmallVector<NamedAttribute> calls;
     for (auto &[callee, bytes] : atCalls)
       calls.push_back(b.getNamedAttr(callee, b.getI64IntegerAttr(bytes)));
     if (!calls.empty())
-      getOperation()->setAttr("tp.peak_bytes_at_calls",
-                              b.getDictionaryAttr(calls));
+      module->setAttr("tp.peak_bytes_at_calls", b.getDictionaryAttr(calls));
+  }
+
+  /// buffer-results-to-out-params copies a step's result into its output
+  /// parameter when the result is not the step's own allocation, as when a
+  /// call (a layer's backward function) returns it: the step then holds
+  /// every such weight gradient twice, the call's output until the copy at
+  /// its end and the parameter. Where the buffer is the step's allocation,
+  /// copied last and freed after, the parameter takes its place.
+  static void writeResultsInPlaceOfCopies(func::FuncOp func) {
+    Block &entry = func.getBody().front();
+    SmallVector<memref::CopyOp> copies;
+    for (auto copy : entry.getOps<memref::CopyOp>())
+      copies.push_back(copy);
+    for (memref::CopyOp copy : copies) {
+      auto out = dyn_cast<BlockArgument>(copy.getTarget());
+      auto alloc = copy.getSource().getDefiningOp<memref::AllocOp>();
+      if (!out || out.getOwner() != &entry || !out.hasOneUse() || !alloc ||
+          alloc->getBlock() != &entry || alloc.getType() != out.getType())
+        continue;
+      memref::DeallocOp dealloc;
+      for (Operation *user : alloc->getUsers())
+        if (auto d = dyn_cast<memref::DeallocOp>(user))
+          dealloc = d;
+      if (!dealloc || dealloc->getBlock() != &entry)
+        continue;
+      FailureOr<Operation *> last = lastUse(alloc, &entry, dealloc);
+      if (failed(last) || *last != copy.getOperation())
+        continue;
+      copy.erase();
+      dealloc.erase();
+      alloc.getResult().replaceAllUsesWith(out);
+      alloc.erase();
+    }
+  }
+
+  /// A call that is the last reader of a temporary keeps it alive until it
+  /// returns, though the callee (a layer's function, a layer's backward
+  /// pass reading the activations its forward kept) may be done with it
+  /// long before. Where every call of a private function passes, at one
+  /// argument, a buffer that the caller frees right after the call, the
+  /// callee frees it after its own last use instead.
+  static FreedArgs freeInCallees(ModuleOp module) {
+    llvm::DenseMap<StringRef, SmallVector<func::CallOp>> calls;
+    module.walk([&](func::CallOp call) {
+      calls[call.getCallee()].push_back(call);
+    });
+    FreedArgs freed;
+    for (auto callee : module.getOps<func::FuncOp>()) {
+      auto it = calls.find(callee.getSymName());
+      if (callee.isExternal() || callee.isPublic() ||
+          !callee.getBody().hasOneBlock() || it == calls.end())
+        continue;
+      // A function also named elsewhere (not by a call) keeps its ways.
+      std::optional<SymbolTable::UseRange> uses =
+          SymbolTable::getSymbolUses(callee, module);
+      if (!uses ||
+          size_t(std::distance(uses->begin(), uses->end())) !=
+              it->second.size())
+        continue;
+      Block &body = callee.getBody().front();
+      for (BlockArgument arg : body.getArguments()) {
+        if (!isa<MemRefType>(arg.getType()))
+          continue;
+        FailureOr<Operation *> last = lastUse(arg, &body, nullptr);
+        if (failed(last) || (*last && (*last)->hasTrait<OpTrait::IsTerminator>()))
+          continue;
+        SmallVector<memref::DeallocOp> callerFrees;
+        for (func::CallOp call : it->second) {
+          memref::DeallocOp dealloc = freedRightAfter(call, arg.getArgNumber());
+          if (!dealloc)
+            break;
+          callerFrees.push_back(dealloc);
+        }
+        if (callerFrees.size() != it->second.size())
+          continue;
+        int64_t bytes = allocationBytes(
+            callerFrees.front().getMemref().getDefiningOp<memref::AllocOp>());
+        freed.args[arg] = bytes;
+        freed.perCall[callee.getSymName()] += bytes;
+        OpBuilder b(callee.getContext());
+        if (*last)
+          b.setInsertionPointAfter(*last);
+        else
+          b.setInsertionPointToStart(&body);
+        memref::DeallocOp::create(b, callerFrees.front().getLoc(), arg);
+        for (memref::DeallocOp dealloc : callerFrees)
+          dealloc.erase();
+      }
+    }
+    return freed;
+  }
+
+  /// The dealloc of the buffer `call` passes at `operand` when the buffer
+  /// is the caller's own allocation, passed there only, and `call` is its
+  /// last use; nullptr otherwise.
+  static memref::DeallocOp freedRightAfter(func::CallOp call,
+                                           unsigned operand) {
+    Value buffer = call.getOperand(operand);
+    auto alloc = buffer.getDefiningOp<memref::AllocOp>();
+    if (!alloc || alloc->getBlock() != call->getBlock() ||
+        llvm::count(call.getOperands(), buffer) != 1)
+      return nullptr;
+    memref::DeallocOp dealloc;
+    for (Operation *user : buffer.getUsers())
+      if (auto d = dyn_cast<memref::DeallocOp>(user))
+        dealloc = d;
+    if (!dealloc || dealloc->getBlock() != call->getBlock())
+      return nullptr;
+    FailureOr<Operation *> last = lastUse(buffer, call->getBlock(), dealloc);
+    return succeeded(last) && *last == call.getOperation() ? dealloc : nullptr;
   }
 
   static void freeAfterLastUse(func::FuncOp func) {
@@ -117,9 +241,11 @@ struct TPFreeAfterLastUsePass
   }
 
   /// Live bytes along the entry block (the step's buffers; a nested
-  /// block's temporaries count at their op, a callee's at its call).
+  /// block's temporaries count at their op, a callee's at its call, less
+  /// the arguments it frees once it returns).
   static int64_t plannedPeak(func::FuncOp func,
                              const llvm::DenseMap<StringRef, int64_t> &callees,
+                             const FreedArgs &freedArgs,
                              llvm::StringMap<int64_t> *atCalls) {
     int64_t live = 0, peak = 0;
     for (Operation &op : func.getBody().front()) {
@@ -130,11 +256,14 @@ struct TPFreeAfterLastUsePass
           if (atCalls && callees.count(call.getCallee()))
             (*atCalls)[call.getCallee()] =
                 std::max((*atCalls)[call.getCallee()], here);
+          live -= freedArgs.perCall.lookup(call.getCallee());
         } else if (auto a = dyn_cast<memref::AllocOp>(nested)) {
           peak = std::max(peak, live += allocationBytes(a));
         } else if (auto d = dyn_cast<memref::DeallocOp>(nested)) {
           if (auto a = d.getMemref().getDefiningOp<memref::AllocOp>())
             live -= allocationBytes(a);
+          else if (auto arg = dyn_cast<BlockArgument>(d.getMemref()))
+            live -= freedArgs.args.lookup(arg);
         }
       });
     }

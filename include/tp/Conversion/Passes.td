@@ -144,8 +144,8 @@ def TPOutlineRepeatedLayers
     but for those values call one function, marked `noinline` and named
     after every layer (`/model/layers.*/mlp/Mul`: the collective sites and
     messages say so). Runs that repeat fewer than `min-repeats` times stay
-    inline. tp-compile runs it only when asked (`--outline-layers=N`): a
-    call keeps the buffers it reads until it returns, which costs memory.
+    inline. tp-compile runs it with N = 2 unless told otherwise
+    (`--outline-layers=N`, 0 to keep every layer inline).
 
     Bufferization, the lowering to loops and LLVM then see each distinct
     layer once, so a deep model's compile time and memory grow with its

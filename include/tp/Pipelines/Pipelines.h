@@ -22,8 +22,8 @@ struct Target {
   /// against references where there is no GPU.
   bool gpuLoopsOnCpu = false;
   /// CPU: a model's layers that repeat at least this many times are
-  /// compiled once (tp-outline-repeated-layers); 0: never (the default).
-  unsigned outlineLayers = 0;
+  /// compiled once (tp-outline-repeated-layers); 0: never.
+  unsigned outlineLayers = 2;
   /// CUDA: the GPU architecture the kernels are compiled for.
   std::string arch = "sm_90";
   /// CUDA: threads per block of the generated kernels.

@@ -65,6 +65,17 @@ int64_t allocationBytes(memref::AllocOp alloc) {
   return llvm::alignTo(bytes + alloc.getAlignment().value_or(0), kGranule);
 }
 
+/// The buffer's one memref.dealloc when it is in `op`'s block and `op` is
+/// the buffer's last use before it; nullptr otherwise.
+memref::DeallocOp freedRightAfter(Value buffer, Operation *op) {
+  std::optional<Operation *> free = memref::findDealloc(buffer);
+  auto dealloc = free ? dyn_cast_or_null<memref::DeallocOp>(*free) : nullptr;
+  if (!dealloc || dealloc->getBlock() != op->getBlock())
+    return nullptr;
+  FailureOr<Operation *> last = lastUse(buffer, op->getBlock(), dealloc);
+  return succeeded(last) && *last == op ? dealloc : nullptr;
+}
+
 /// The buffers callees free for their callers (freeInCallees).
 struct FreedArgs {
   /// Bytes freed, by the callee's argument.
@@ -128,14 +139,8 @@ struct TPFreeAfterLastUsePass
       if (!out || out.getOwner() != &entry || !out.hasOneUse() || !alloc ||
           alloc->getBlock() != &entry || alloc.getType() != out.getType())
         continue;
-      memref::DeallocOp dealloc;
-      for (Operation *user : alloc->getUsers())
-        if (auto d = dyn_cast<memref::DeallocOp>(user))
-          dealloc = d;
-      if (!dealloc || dealloc->getBlock() != &entry)
-        continue;
-      FailureOr<Operation *> last = lastUse(alloc, &entry, dealloc);
-      if (failed(last) || *last != copy.getOperation())
+      memref::DeallocOp dealloc = freedRightAfter(alloc, copy);
+      if (!dealloc)
         continue;
       copy.erase();
       dealloc.erase();
@@ -173,11 +178,12 @@ struct TPFreeAfterLastUsePass
         if (!isa<MemRefType>(arg.getType()))
           continue;
         FailureOr<Operation *> last = lastUse(arg, &body, nullptr);
-        if (failed(last) || (*last && (*last)->hasTrait<OpTrait::IsTerminator>()))
+        if (failed(last) ||
+            (*last && (*last)->hasTrait<OpTrait::IsTerminator>()))
           continue;
         SmallVector<memref::DeallocOp> callerFrees;
         for (func::CallOp call : it->second) {
-          memref::DeallocOp dealloc = freedRightAfter(call, arg.getArgNumber());
+          memref::DeallocOp dealloc = givenUpAt(call, arg.getArgNumber());
           if (!dealloc)
             break;
           callerFrees.push_back(dealloc);
@@ -204,21 +210,13 @@ struct TPFreeAfterLastUsePass
   /// The dealloc of the buffer `call` passes at `operand` when the buffer
   /// is the caller's own allocation, passed there only, and `call` is its
   /// last use; nullptr otherwise.
-  static memref::DeallocOp freedRightAfter(func::CallOp call,
-                                           unsigned operand) {
+  static memref::DeallocOp givenUpAt(func::CallOp call, unsigned operand) {
     Value buffer = call.getOperand(operand);
     auto alloc = buffer.getDefiningOp<memref::AllocOp>();
     if (!alloc || alloc->getBlock() != call->getBlock() ||
         llvm::count(call.getOperands(), buffer) != 1)
       return nullptr;
-    memref::DeallocOp dealloc;
-    for (Operation *user : buffer.getUsers())
-      if (auto d = dyn_cast<memref::DeallocOp>(user))
-        dealloc = d;
-    if (!dealloc || dealloc->getBlock() != call->getBlock())
-      return nullptr;
-    FailureOr<Operation *> last = lastUse(buffer, call->getBlock(), dealloc);
-    return succeeded(last) && *last == call.getOperation() ? dealloc : nullptr;
+    return freedRightAfter(buffer, call);
   }
 
   static void freeAfterLastUse(func::FuncOp func) {

@@ -15,10 +15,12 @@ using namespace mlir;
 static constexpr const char *kLowerToRuntimeCalls =
     "tp-lower-to-linalg,func.func(tp-fuse-elementwise),"
     "tp-lower-collectives{target=%s}";
-// On the CPU, a model's repeated layers are compiled once.
+// On the CPU, a model's repeated layers are compiled once: outlined on
+// the per-device tp ops, so that the lowering to linalg and the fusion
+// (which grew faster than depth) also see each distinct layer once.
 static constexpr const char *kCpuLowerToRuntimeCalls =
-    "tp-lower-to-linalg,func.func(tp-fuse-elementwise),"
     "tp-outline-repeated-layers{min-repeats=%s},"
+    "tp-lower-to-linalg,func.func(tp-fuse-elementwise),"
     "tp-lower-collectives{target=cpu}";
 static constexpr const char *kBufferize =
     "one-shot-bufferize{bufferize-function-boundaries "

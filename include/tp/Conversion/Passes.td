@@ -134,8 +134,9 @@ def TPOutlineRepeatedLayers
   let summary = "Compile a model's repeated layers once: one function per "
                 "distinct layer, called for each";
   let description = [{
-    Runs on the per-device program in linalg on tensors, before the
-    collectives are lowered. The ops of one layer (their ONNX node names
+    Runs on the per-device program (tp ops on local shapes, in the CPU
+    pipeline right after partition; linalg on tensors works as well),
+    before the collectives are lowered. The ops of one layer (their ONNX node names
     share a numbered scope, `/model/layers.3/...`) that follow one another
     form a run: a layer's forward ops, and its backward ops in a training
     step. Each run moves into a function taking the values it reads (the
@@ -147,8 +148,8 @@ def TPOutlineRepeatedLayers
     inline. tp-compile runs it with N = 2 unless told otherwise
     (`--outline-layers=N`, 0 to keep every layer inline).
 
-    Bufferization, the lowering to loops and LLVM then see each distinct
-    layer once, so a deep model's compile time and memory grow with its
+    The lowering to linalg, elementwise fusion, bufferization, the
+    lowering to loops and LLVM then see each distinct layer once, so a deep model's compile time and memory grow with its
     number of distinct layers rather than with its depth.
   }];
   let options = [

@@ -4,9 +4,10 @@
 // are, in the per-device program, runs of ops that differ only in the
 // values they read: each layer's forward ops follow one another, and so do
 // its backward ops. Each run becomes a function; runs that are the same but
-// for their arguments share one, so that bufferization, the lowering to
-// loops and LLVM see each distinct layer once and compile time grows with
-// the number of distinct layers, not with depth.
+// for their arguments share one, so that the lowering to linalg, fusion,
+// bufferization, the lowering to loops and LLVM see each distinct layer
+// once and compile time grows with the number of distinct layers, not with
+// depth.
 //
 //===----------------------------------------------------------------------===//
 #include "tp/Conversion/Passes.h"

@@ -8,6 +8,7 @@
 #include "onnx/onnx_pb.h"
 #include "tp/Dialect/TP/IR/TPOps.h"
 #include "tp/Import/OnnxImporter.h"
+#include "OnnxModelLoader.h"
 #include <map>
 
 namespace mlir::tp {
@@ -29,8 +30,10 @@ DenseElementsAttr convertOnnxTensor(const onnx::TensorProto &tensor,
 
 /// Renamed 2-D f32 initializers whose data is exactly the transpose of a
 /// named one (a tied weight that constant folding copied): copy -> original.
+/// Data left in the file is read there.
 std::map<std::string, std::string>
-findTransposedCopies(const onnx::GraphProto &graph);
+findTransposedCopies(const onnx::GraphProto &graph,
+                     const OnnxWeightPayloads &payloads);
 
 /// One node being imported: its inputs as Values (null where an optional
 /// input is absent), its attributes, and the outputs the handler produces.

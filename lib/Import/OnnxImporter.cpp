@@ -201,8 +201,9 @@ namespace {
 class GraphImporter {
 public:
   GraphImporter(MLIRContext *ctx, StringRef path,
-                const OnnxImportOptions &options)
-      : ctx(ctx), path(path), options(options), b(ctx) {}
+                const OnnxImportOptions &options,
+                OnnxWeightPayloads &payloads)
+      : ctx(ctx), path(path), options(options), payloads(payloads), b(ctx) {}
 
   OwningOpRef<ModuleOp> run(onnx::ModelProto &model);
 
@@ -210,6 +211,7 @@ private:
   MLIRContext *ctx;
   std::string path;
   const OnnxImportOptions &options;
+  OnnxWeightPayloads &payloads;
   OpBuilder b;
   llvm::StringMap<Value> values;
   /// Running statistics updated by training-mode BatchNormalization.
@@ -447,8 +449,9 @@ OwningOpRef<ModuleOp> GraphImporter::run(onnx::ModelProto &model) {
     argNames.push_back(in.name());
   }
   SmallVector<const onnx::TensorProto *> constantInits;
-  std::map<std::string, std::string> tiedCopies = findTransposedCopies(graph);
-  for (const auto &init : graph.initializer()) {
+  std::map<std::string, std::string> tiedCopies =
+      findTransposedCopies(graph, payloads);
+  for (auto &init : *graph.mutable_initializer()) {
     if (tiedCopies.count(init.name()))
       continue; // read as the transpose of the weight it copies
     Type elemType = convertOnnxElementType(init.data_type(), ctx);
@@ -459,6 +462,7 @@ OwningOpRef<ModuleOp> GraphImporter::run(onnx::ModelProto &model) {
       return {};
     }
     if (!isa<FloatType>(elemType) || options.constantInputs.count(init.name())) {
+      payloads.restore(init); // read as values
       constantInits.push_back(&init);
       continue;
     }
@@ -600,12 +604,13 @@ OwningOpRef<ModuleOp> tp::importOnnxFile(MLIRContext *context, StringRef path,
                                          const OnnxImportOptions &options) {
   context->loadDialect<TPDialect, func::FuncDialect>();
   onnx::ModelProto model;
-  std::string error = loadOnnxModel(path.str(), model);
+  OnnxWeightPayloads payloads;
+  std::string error = loadOnnxModel(path.str(), model, payloads);
   if (!error.empty()) {
     emitError(UnknownLoc::get(context)) << error;
     return {};
   }
-  GraphImporter importer(context, path, options);
+  GraphImporter importer(context, path, options, payloads);
   OwningOpRef<ModuleOp> module = importer.run(model);
   if (module && failed(verify(*module)))
     return {};

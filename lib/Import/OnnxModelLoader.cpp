@@ -11,9 +11,10 @@
 #include <limits>
 
 std::string mlir::tp::loadOnnxModel(const std::string &path,
-                                    onnx::ModelProto &model) {
-  // Mapped, not copied: a deep model's file is hundreds of MB, and the
-  // parse below copies its tensors once anyway.
+                                    onnx::ModelProto &model,
+                                    OnnxWeightPayloads &payloads) {
+  // Mapped, not copied: a deep model's file is hundreds of MB, most of it
+  // weights' data that the parse below leaves there.
   llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> file =
       llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
                                   /*RequiresNullTerminator=*/false);
@@ -31,11 +32,18 @@ std::string mlir::tp::loadOnnxModel(const std::string &path,
   } else if (bytes.size() > size_t(std::numeric_limits<int>::max())) {
     return path + ": larger than protobuf's 2 GB limit; save the weights as "
                   "ONNX external data";
-  } else if (!model.ParseFromArray(bytes.data(), int(bytes.size()))) {
-    return path + ": not an ONNX model (the protobuf does not parse; is the "
-                  "file truncated?)";
+  } else if (!parseLeavingWeightPayloads(bytes, model, payloads)) {
+    // Parsed whole by protobuf, which says what it could of a bad file.
+    model.Clear();
+    payloads.inFile.clear();
+    if (!model.ParseFromArray(bytes.data(), int(bytes.size())))
+      return path + ": not an ONNX model (the protobuf does not parse; is "
+                    "the file truncated?)";
   }
-  file->reset();
+  if (payloads.inFile.empty())
+    file->reset();
+  else
+    payloads.file = std::move(*file);
   if (!model.has_graph() || model.ir_version() == 0)
     return path + ": not an ONNX model (no graph or no ir_version)";
 

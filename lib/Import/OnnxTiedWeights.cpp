@@ -16,7 +16,8 @@ using namespace mlir::tp;
 
 /// The f32 data of an initializer stored in the file (not external), or
 /// nothing.
-static std::optional<std::vector<float>> floatData(const onnx::TensorProto &t) {
+static std::optional<std::vector<float>>
+floatData(const onnx::TensorProto &t, const OnnxWeightPayloads &payloads) {
   if (t.data_type() != onnx::TensorProto::FLOAT ||
       t.data_location() == onnx::TensorProto::EXTERNAL)
     return std::nullopt;
@@ -25,9 +26,10 @@ static std::optional<std::vector<float>> floatData(const onnx::TensorProto &t) {
     n *= d;
   std::vector<float> data(n);
   if (t.has_raw_data()) {
-    if (int64_t(t.raw_data().size()) != n * int64_t(sizeof(float)))
+    StringRef raw = payloads.rawData(t);
+    if (int64_t(raw.size()) != n * int64_t(sizeof(float)))
       return std::nullopt;
-    std::memcpy(data.data(), t.raw_data().data(), n * sizeof(float));
+    std::memcpy(data.data(), raw.data(), n * sizeof(float));
   } else if (t.float_data_size() == n) {
     std::copy(t.float_data().begin(), t.float_data().end(), data.begin());
   } else {
@@ -43,7 +45,8 @@ static bool isRenamed(StringRef name) {
 }
 
 std::map<std::string, std::string>
-tp::findTransposedCopies(const onnx::GraphProto &graph) {
+tp::findTransposedCopies(const onnx::GraphProto &graph,
+                         const OnnxWeightPayloads &payloads) {
   std::map<std::string, std::string> copies;
   SmallVector<const onnx::TensorProto *> named, renamed;
   for (const auto &init : graph.initializer())
@@ -54,9 +57,9 @@ tp::findTransposedCopies(const onnx::GraphProto &graph) {
     for (const onnx::TensorProto *orig : named) {
       if (orig->dims(0) != copy->dims(1) || orig->dims(1) != copy->dims(0))
         continue;
-      if (!c && !(c = floatData(*copy)))
+      if (!c && !(c = floatData(*copy, payloads)))
         break;
-      std::optional<std::vector<float>> o = floatData(*orig);
+      std::optional<std::vector<float>> o = floatData(*orig, payloads);
       if (!o)
         continue;
       int64_t rows = orig->dims(0), cols = orig->dims(1);

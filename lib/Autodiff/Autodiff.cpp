@@ -274,8 +274,17 @@ struct TPAutodiffPass : tp::impl::TPAutodiffBase<TPAutodiffPass> {
       return arg;
     };
     SmallVector<std::pair<Value, std::string>> updated;
+    SmallVector<WeightUpdate> updates;
+    // The ops built since `before`, in order.
+    auto opsSince = [&](Operation *before) {
+      SmallVector<Operation *> built;
+      for (Operation *op = before->getNextNode(); op; op = op->getNextNode())
+        built.push_back(op);
+      return built;
+    };
     Value stepCount, bias1, bias2;
     if (optimizer == "adamw") {
+      Operation *before = &entry->back();
       // t += 1; bias corrections 1 - beta^t.
       auto scalar = RankedTensorType::get({}, b.getF32Type());
       Value t = AddOp::create(b, loc, state(scalar, "adamw.step"),
@@ -288,6 +297,11 @@ struct TPAutodiffPass : tp::impl::TPAutodiffBase<TPAutodiffPass> {
       };
       bias1 = correction(beta1);
       bias2 = correction(beta2);
+      // At the start (they read only the step count), so that updates do
+      // not wait for them.
+      Operation *start = &entry->front();
+      for (Operation *op : opsSince(before))
+        op->moveBefore(start);
     }
     for (unsigned i : params) {
       Value p = entry->getArgument(i);
@@ -295,6 +309,7 @@ struct TPAutodiffPass : tp::impl::TPAutodiffBase<TPAutodiffPass> {
       auto scalarType = RankedTensorType::get({}, pt.getElementType());
       auto c = [&](double v) { return constant(scalarType, v); };
       std::string name = forward.getArgAttrOfType<StringAttr>(i, "tp.param").str();
+      Operation *before = &entry->back();
       Value g = grads.lookup(p);
       if (!g)
         g = constant(pt, 0.0);
@@ -334,7 +349,11 @@ struct TPAutodiffPass : tp::impl::TPAutodiffBase<TPAutodiffPass> {
                            MulOp::create(b, loc, DivOp::create(b, loc, mHat, denom), c(lr))),
              name});
       }
+      updates.push_back({p, g, opsSince(before)});
     }
+    // A pipeline's stages order their ops themselves (tp-split-stages).
+    if (!module->hasAttr("tp.pipeline"))
+      placeUpdatesAfterGradients(updates, optimizer);
     for (unsigned i : gradInputs) {
       Value x = entry->getArgument(i);
       Value g = grads.lookup(x);

@@ -36,6 +36,21 @@ LogicalResult recomputeCheckpointedModules(func::FuncOp step,
                                            ArrayRef<Operation *> forwardOps,
                                            Operation *lastBeforeBackward);
 
+/// One weight's optimizer update in a training step: the weight (a step
+/// argument), its gradient, and the ops that compute its new value and
+/// optimizer state, in block order.
+struct WeightUpdate {
+  Value weight, gradient;
+  SmallVector<Operation *> ops;
+};
+
+/// Moves each update right after the last op it waits for (its gradient,
+/// the weight's last reader) and names its ops after the gradient's module
+/// scope (`/layers.3.fc1/optimizer sgd`), so that a repeated layer's
+/// updates are outlined with its backward ops (PlaceUpdates.cpp).
+void placeUpdatesAfterGradients(ArrayRef<WeightUpdate> updates,
+                                StringRef optimizer);
+
 /// Elementwise rematerialization (Rematerialize.cpp): forward values the
 /// backward pass reads that an elementwise op (or reshape, transpose,
 /// expand) computes from values kept anyway are recomputed before their

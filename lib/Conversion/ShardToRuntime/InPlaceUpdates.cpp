@@ -16,19 +16,24 @@ using namespace mlir;
 
 namespace {
 
-/// The elementwise op that writes `out` in one pass, when it is the first
-/// op that uses `out`; null otherwise.
-linalg::GenericOp firstWriter(BlockArgument out) {
+/// The first op of `out`'s block that uses it; null if a use is elsewhere.
+Operation *firstUser(BlockArgument out) {
   Block *block = out.getOwner();
   Operation *first = nullptr;
   for (Operation *user : out.getUsers()) {
     Operation *top = block->findAncestorOpInBlock(*user);
     if (!top)
-      return {};
+      return nullptr;
     if (!first || top->isBeforeInBlock(first))
       first = top;
   }
-  auto writer = dyn_cast_or_null<linalg::GenericOp>(first);
+  return first;
+}
+
+/// The elementwise op that writes `out` in one pass, when it is the first
+/// op that uses `out`; null otherwise.
+linalg::GenericOp firstWriter(BlockArgument out) {
+  auto writer = dyn_cast_or_null<linalg::GenericOp>(firstUser(out));
   if (!writer || writer.getNumDpsInits() != 1 ||
       writer.getDpsInitOperand(0)->get() != out ||
       writer.getNumParallelLoops() != writer.getNumLoops() ||
@@ -36,6 +41,9 @@ linalg::GenericOp firstWriter(BlockArgument out) {
     return {};
   return writer;
 }
+
+bool readBefore(BlockArgument in, Operation *writer,
+                llvm::DenseSet<Value> *derived = nullptr);
 
 /// Whether `writer` (the first writer of `out`) reads `in` at the same
 /// index, and every use of `in` (or of a value computed from it) comes
@@ -52,16 +60,23 @@ bool updatesInPlace(linalg::GenericOp writer, BlockArgument out,
         return false;
       reads = true;
     }
-  if (!reads)
-    return false;
-  // Nothing reads the old value after the writer has overwritten it.
-  Block *block = out.getOwner();
+  return reads && readBefore(in, writer);
+}
+
+/// Whether every use of `in` (or of a value computed from it) is `writer`
+/// or comes before it: nothing reads the old value after the writer has
+/// overwritten it. `derived` receives `in` and the values computed from it.
+bool readBefore(BlockArgument in, Operation *writer,
+                llvm::DenseSet<Value> *derived) {
+  Block *block = in.getOwner();
   SmallVector<Value> values = {in};
-  llvm::DenseSet<Value> seen = {in};
+  llvm::DenseSet<Value> local;
+  llvm::DenseSet<Value> &seen = derived ? *derived : local;
+  seen.insert(in);
   while (!values.empty()) {
     Value v = values.pop_back_val();
     for (Operation *user : v.getUsers()) {
-      if (user == writer.getOperation())
+      if (user == writer)
         continue;
       Operation *top = block->findAncestorOpInBlock(*user);
       if (!top || !top->isBeforeInBlock(writer))
@@ -74,9 +89,49 @@ bool updatesInPlace(linalg::GenericOp writer, BlockArgument out,
   return true;
 }
 
+using Pairs = SmallVector<std::pair<unsigned, unsigned>>;
+
 /// (output argument, argument) of every in-place update of `func`.
-SmallVector<std::pair<unsigned, unsigned>> inPlacePairs(func::FuncOp func) {
-  SmallVector<std::pair<unsigned, unsigned>> pairs;
+/// `callees` caches the pairs of the private functions it calls.
+Pairs inPlacePairs(func::FuncOp func, DenseMap<Operation *, Pairs> &callees);
+
+/// The pairs of `func` whose output's first user is a call of a private
+/// function (a repeated layer's, tp-outline-repeated-layers) that updates
+/// it in place from an argument of `func`, read by nothing after the call.
+Pairs pairsThroughCalls(func::FuncOp func,
+                        DenseMap<Operation *, Pairs> &callees) {
+  Pairs pairs;
+  for (BlockArgument out : func.getArguments()) {
+    auto call = dyn_cast_or_null<func::CallOp>(firstUser(out));
+    if (!call || llvm::count(call.getOperands(), out) != 1)
+      continue;
+    auto callee = SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(
+        call, call.getCalleeAttr());
+    if (!callee || callee.isExternal() || callee.isPublic())
+      continue;
+    if (!callees.count(callee))
+      callees[callee] = inPlacePairs(callee, callees);
+    for (auto [o, i] : callees[callee]) {
+      auto in = dyn_cast<BlockArgument>(call.getOperand(i));
+      llvm::DenseSet<Value> derived;
+      if (call.getOperand(o) != out || !in || in.getOwner() != out.getOwner() ||
+          in.getArgNumber() >= out.getArgNumber() ||
+          in.getType() != out.getType() || !readBefore(in, call, &derived))
+        continue;
+      // The callee sees the old value only as its argument `i` (another
+      // argument, a view of it, say, could be read after the update).
+      bool aliased = false;
+      for (auto [k, operand] : llvm::enumerate(call.getOperands()))
+        aliased |= k != i && derived.contains(operand);
+      if (!aliased)
+        pairs.push_back({out.getArgNumber(), in.getArgNumber()});
+    }
+  }
+  return pairs;
+}
+
+Pairs inPlacePairs(func::FuncOp func, DenseMap<Operation *, Pairs> &callees) {
+  Pairs pairs = pairsThroughCalls(func, callees);
   // Each result's first writer, then the arguments it reads (linear in
   // the thousands of arguments of a deep model's step).
   for (BlockArgument out : func.getArguments()) {
@@ -118,7 +173,9 @@ stagePairs(func::FuncOp step, ArrayRef<int64_t> outputs) {
       auto arg = dyn_cast<BlockArgument>(v);
       return arg && arg.getOwner() == &entry ? arg.getArgNumber() : -1;
     };
-    SmallVector<std::pair<unsigned, unsigned>> inPlace = inPlacePairs(callee);
+    DenseMap<Operation *, Pairs> callees;
+    SmallVector<std::pair<unsigned, unsigned>> inPlace =
+        inPlacePairs(callee, callees);
     // Every output buffer of the step the call writes.
     for (auto [i, operand] : llvm::enumerate(call.getOperands())) {
       int64_t out = stepArg(operand);
@@ -148,11 +205,12 @@ struct TPFindInPlaceUpdatesPass
     SmallVector<Attribute> pairs;
     auto outputs = getOperation()->getAttrOfType<DenseI64ArrayAttr>(
         "tp.stage_buffers_only");
+    DenseMap<Operation *, Pairs> callees;
     for (auto func : getOperation().getOps<func::FuncOp>()) {
       if (func.isExternal() || !func.isPublic())
         continue;
       for (auto [out, in] : outputs ? stagePairs(func, outputs.asArrayRef())
-                                    : inPlacePairs(func))
+                                    : inPlacePairs(func, callees))
         pairs.push_back(b.getDenseI64ArrayAttr({int64_t(out), int64_t(in)}));
     }
     getOperation()->setAttr("tp.in_place_updates", b.getArrayAttr(pairs));

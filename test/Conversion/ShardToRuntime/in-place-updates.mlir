@@ -107,3 +107,61 @@ module attributes {tp.stage_buffers_only = array<i64: 2, 3, 4>} {
     return
   }
 }
+
+// -----
+
+#id = affine_map<(d0) -> (d0)>
+
+// A repeated layer's backward function (tp-outline-repeated-layers) updates
+// the weights it is given in place; the step passes its own weight and
+// output: the pair holds for the step when nothing reads the weight after
+// the call. Layer 1's weight (argument 1) is read again after its call:
+// its update (output 4) cannot take its buffer; layer 0's (output 3) can.
+// The shared buffer %g is used after either call: no pair with it.
+// CHECK: module attributes {tp.in_place_updates = [array<i64: 3, 0>]}
+// CHECK-LABEL: func.func private @layer
+func.func private @layer(%w: memref<16xf32>, %g: memref<16xf32>, %new_w: memref<16xf32>) {
+  memref.copy %w, %g : memref<16xf32> to memref<16xf32>
+  linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel"]}
+      ins(%w, %g : memref<16xf32>, memref<16xf32>) outs(%new_w : memref<16xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %d = arith.subf %a, %b : f32
+    linalg.yield %d : f32
+  }
+  return
+}
+// CHECK-LABEL: func.func @step
+func.func @step(%w0: memref<16xf32>, %w1: memref<16xf32>, %g: memref<16xf32>, %new_w0: memref<16xf32>, %new_w1: memref<16xf32>) {
+  call @layer(%w1, %g, %new_w1) : (memref<16xf32>, memref<16xf32>, memref<16xf32>) -> ()
+  call @layer(%w0, %g, %new_w0) : (memref<16xf32>, memref<16xf32>, memref<16xf32>) -> ()
+  memref.copy %w1, %g : memref<16xf32> to memref<16xf32>
+  return
+}
+
+// -----
+
+#id = affine_map<(d0) -> (d0)>
+
+// The call is also given a view of the weight, which the callee reads
+// after its update: the weight's buffer would have changed under it, so no
+// pair with the weight (the callee alone cannot tell its two arguments are
+// one buffer); the gradient's pair stays.
+// CHECK: module attributes {tp.in_place_updates = [array<i64: 2, 1>]}
+// CHECK-LABEL: func.func private @layer_with_view
+func.func private @layer_with_view(%w: memref<16xf32>, %v: memref<?xf32>, %g: memref<16xf32>, %new_w: memref<16xf32>, %x: memref<?xf32>) {
+  linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel"]}
+      ins(%w, %g : memref<16xf32>, memref<16xf32>) outs(%new_w : memref<16xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %d = arith.subf %a, %b : f32
+    linalg.yield %d : f32
+  }
+  memref.copy %v, %x : memref<?xf32> to memref<?xf32>
+  return
+}
+// CHECK-LABEL: func.func @step_with_view
+func.func @step_with_view(%w: memref<16xf32>, %g: memref<16xf32>, %new_w: memref<16xf32>, %x: memref<16xf32>) {
+  %v = memref.cast %w : memref<16xf32> to memref<?xf32>
+  %xv = memref.cast %x : memref<16xf32> to memref<?xf32>
+  call @layer_with_view(%w, %v, %g, %new_w, %xv) : (memref<16xf32>, memref<?xf32>, memref<16xf32>, memref<16xf32>, memref<?xf32>) -> ()
+  return
+}

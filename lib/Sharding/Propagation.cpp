@@ -82,7 +82,7 @@ private:
   SmallVector<int> project(const Node &node, const Assignment &a,
                            const SmallVector<int> &factors, int &level) const;
   bool setHint(Hints &h, unsigned dim, ArrayRef<int> axes, int level,
-               const std::string &origin);
+               llvm::function_ref<std::string()> origin);
   bool visit(Node &node);
   void commit(Node &node);
 };
@@ -326,7 +326,7 @@ SmallVector<int> Propagator::project(const Node &node, const Assignment &a,
 /// Records `axes` for dim `dim` unless a hint at least as strong is there or
 /// the axes are taken, at least as strongly, by another dim.
 bool Propagator::setHint(Hints &h, unsigned dim, ArrayRef<int> axes,
-                         int level, const std::string &origin) {
+                         int level, llvm::function_ref<std::string()> origin) {
   if (h.closed || axes.empty())
     return false;
   DimHint &cur = h.dims[dim];
@@ -347,7 +347,7 @@ bool Propagator::setHint(Hints &h, unsigned dim, ArrayRef<int> axes,
   }
   cur = DimHint{SmallVector<int>(axes), level};
   if (h.origin.empty())
-    h.origin = origin;
+    h.origin = origin();
   return true;
 }
 
@@ -361,10 +361,12 @@ bool Propagator::visit(Node &node) {
       SmallVector<int> axes = project(node, a, factors, level);
       if (axes.empty())
         continue;
-      // Name the neighbour the axes came from.
-      int src = a.source[factors[0]];
-      std::string origin;
-      if (src >= 0 && src != int(t)) {
+      // Names the neighbour the axes came from; only built when the hint
+      // is the tensor's first (most visits change nothing).
+      auto origin = [&]() -> std::string {
+        int src = a.source[factors[0]];
+        if (src < 0 || src == int(t))
+          return {};
         // The neighbour: an operand, an op result, or the function result
         // (the return's results are the function's).
         std::string site = "the function result";
@@ -373,10 +375,10 @@ bool Propagator::visit(Node &node) {
         else if (!isa<func::ReturnOp>(node.op))
           site = describeValue(node.op->getResult(src - node.numOperands));
         std::string where = onnxNodeName(node.op->getLoc());
-        origin = "propagated through " +
-                 node.op->getName().getStringRef().str() +
-                 (where.empty() ? "" : " at " + where) + " from " + site;
-      }
+        return "propagated through " +
+               node.op->getName().getStringRef().str() +
+               (where.empty() ? "" : " at " + where) + " from " + site;
+      };
       changed |= setHint(*hints, d, axes, level, origin);
     }
   }

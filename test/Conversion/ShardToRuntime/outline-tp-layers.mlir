@@ -3,8 +3,8 @@
 // that the lowering and the fusion see each distinct layer once. After
 // tp-fuse-elementwise, the layer's function holds its matmul and its
 // elementwise chain fused into one linalg.generic, and the step holds only
-// calls.
-// RUN: tp-opt %s --tp-lower-to-llvm --mlir-print-ir-after=tp-fuse-elementwise -o /dev/null 2>&1 | FileCheck %s
+// calls. (Without threads, the dumps come in the module's order.)
+// RUN: tp-opt %s --tp-lower-to-llvm --mlir-print-ir-after=tp-fuse-elementwise --mlir-disable-threading -o /dev/null 2>&1 | FileCheck %s
 
 // CHECK: IR Dump After TPFuseElementwise
 // CHECK-LABEL: func.func private @step_layer0(

@@ -75,6 +75,24 @@ bool splitFields(llvm::StringRef bytes, llvm::SmallVectorImpl<Field> &fields) {
   return true;
 }
 
+/// Takes the length-delimited field `number` out of the message serialized
+/// in `bytes`: its payloads, in order, go to `taken`; the other fields are
+/// appended, serialized, to `rest`. False if the message is not well formed.
+bool takeField(llvm::StringRef bytes, uint32_t number,
+               llvm::SmallVectorImpl<llvm::StringRef> &taken,
+               std::string &rest) {
+  llvm::SmallVector<Field> fields;
+  if (!splitFields(bytes, fields))
+    return false;
+  for (const Field &f : fields) {
+    if (f.number == number && f.delimited)
+      taken.push_back(f.payload);
+    else
+      rest += f.whole.str();
+  }
+  return true;
+}
+
 bool isFloatType(int32_t type) {
   switch (type) {
   case onnx::TensorProto::FLOAT:
@@ -90,30 +108,24 @@ bool isFloatType(int32_t type) {
 /// Parses an initializer; a large float one's raw_data stays in `bytes`.
 bool parseInitializer(llvm::StringRef bytes, onnx::TensorProto &tensor,
                       OnnxWeightPayloads &payloads) {
-  llvm::SmallVector<Field> fields;
-  if (!splitFields(bytes, fields))
-    return false;
+  llvm::SmallVector<llvm::StringRef> raws;
   std::string rest;
-  std::optional<llvm::StringRef> raw;
-  for (const Field &f : fields) {
-    if (f.number == kTensorRawData && f.delimited)
-      raw = f.payload; // the last one counts, as in protobuf's parse
-    else
-      rest += f.whole.str();
-  }
+  if (!takeField(bytes, kTensorRawData, raws, rest))
+    return false;
   if (!tensor.ParseFromString(rest))
     return false;
-  if (!raw)
+  if (raws.empty())
     return true;
-  if (raw->size() < kLeftInFileBytes || !isFloatType(tensor.data_type()) ||
+  llvm::StringRef raw = raws.back(); // the last one counts, as in protobuf
+  if (raw.size() < kLeftInFileBytes || !isFloatType(tensor.data_type()) ||
       tensor.data_location() == onnx::TensorProto::EXTERNAL) {
-    tensor.set_raw_data(raw->data(), raw->size());
+    tensor.set_raw_data(raw.data(), raw.size());
     return true;
   }
   // A one-byte stand-in: onnx::checker wants a value field; it and shape
   // inference read the type and the dims.
   tensor.set_raw_data(std::string(1, '\0'));
-  payloads.inFile[&tensor] = *raw;
+  payloads.inFile[&tensor] = raw;
   return true;
 }
 
@@ -122,35 +134,19 @@ bool parseInitializer(llvm::StringRef bytes, onnx::TensorProto &tensor,
 bool tp::parseLeavingWeightPayloads(llvm::StringRef bytes,
                                     onnx::ModelProto &model,
                                     OnnxWeightPayloads &payloads) {
-  llvm::SmallVector<Field> top;
-  if (!splitFields(bytes, top))
-    return false;
-  std::string modelRest;
-  llvm::SmallVector<llvm::StringRef> graphs;
-  for (const Field &f : top) {
-    if (f.number == kModelGraph && f.delimited)
-      graphs.push_back(f.payload);
-    else
-      modelRest += f.whole.str();
-  }
-  if (!model.ParseFromString(modelRest))
+  llvm::SmallVector<llvm::StringRef> graphs, initializers;
+  std::string modelRest, graphRest;
+  if (!takeField(bytes, kModelGraph, graphs, modelRest) ||
+      !model.ParseFromString(modelRest))
     return false;
   // A message repeated on the wire is merged, in order.
-  std::string graphRest;
-  for (llvm::StringRef graph : graphs) {
-    llvm::SmallVector<Field> fields;
-    if (!splitFields(graph, fields))
+  for (llvm::StringRef graph : graphs)
+    if (!takeField(graph, kGraphInitializer, initializers, graphRest))
       return false;
-    for (const Field &f : fields) {
-      if (f.number != kGraphInitializer || !f.delimited) {
-        graphRest += f.whole.str();
-        continue;
-      }
-      if (!parseInitializer(f.payload, *model.mutable_graph()->add_initializer(),
-                            payloads))
-        return false;
-    }
-  }
+  for (llvm::StringRef init : initializers)
+    if (!parseInitializer(init, *model.mutable_graph()->add_initializer(),
+                          payloads))
+      return false;
   return graphs.empty() || model.mutable_graph()->MergeFromString(graphRest);
 }
 

@@ -52,6 +52,9 @@ struct Node {
   ShardingRule rule;
   SmallVector<Hints *> tensors;
   unsigned numOperands;
+  /// Some tensor's hints changed since this node's last visit (a visit of a
+  /// node whose hints did not change changes nothing).
+  bool dirty = true;
 
   const SmallVector<SmallVector<int>> &factorsOf(unsigned t) const {
     return t < numOperands ? rule.operands[t] : rule.results[t - numOperands];
@@ -75,6 +78,8 @@ private:
   DenseMap<Value, std::unique_ptr<Hints>> valueHints;
   SmallVector<std::unique_ptr<Hints>> returnHints;
   std::vector<Node> nodes;
+  /// The nodes that read or write each tensor's hints.
+  DenseMap<const Hints *, SmallVector<unsigned, 4>> nodesOf;
 
   Hints &hintsOf(Value v);
   LogicalResult seed();
@@ -352,6 +357,7 @@ bool Propagator::setHint(Hints &h, unsigned dim, ArrayRef<int> axes,
 }
 
 bool Propagator::visit(Node &node) {
+  node.dirty = false;
   Assignment a = assign(node);
   bool changed = false;
   for (auto [t, hints] : llvm::enumerate(node.tensors)) {
@@ -379,7 +385,11 @@ bool Propagator::visit(Node &node) {
                node.op->getName().getStringRef().str() +
                (where.empty() ? "" : " at " + where) + " from " + site;
       };
-      changed |= setHint(*hints, d, axes, level, origin);
+      if (!setHint(*hints, d, axes, level, origin))
+        continue;
+      changed = true;
+      for (unsigned n : nodesOf[hints])
+        nodes[n].dirty = true;
     }
   }
   return changed;
@@ -450,18 +460,22 @@ void Propagator::commit(Node &node) {
 LogicalResult Propagator::run() {
   if (failed(seed()))
     return failure();
+  for (auto [i, node] : llvm::enumerate(nodes))
+    for (Hints *h : node.tensors)
+      nodesOf[h].push_back(i);
   // Elementwise and reshape-like ops (priority 0) settle before
   // contractions and reductions join in; each phase sweeps forwards and
-  // backwards until nothing changes.
+  // backwards until nothing changes, visiting only the nodes whose hints
+  // changed since their last visit.
   for (int phase = 0; phase <= 1; ++phase) {
     bool changed = true;
     while (changed) {
       changed = false;
       for (Node &n : nodes)
-        if (n.rule.priority <= phase)
+        if (n.dirty && n.rule.priority <= phase)
           changed |= visit(n);
       for (Node &n : llvm::reverse(nodes))
-        if (n.rule.priority <= phase)
+        if (n.dirty && n.rule.priority <= phase)
           changed |= visit(n);
     }
   }

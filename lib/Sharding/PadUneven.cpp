@@ -63,7 +63,6 @@ private:
   DenseMap<Value, TensorPadding> padding;
   /// Types and rules of the global program as it was, before any padding.
   DenseMap<Value, RankedTensorType> globalTypes;
-  DenseMap<Operation *, std::optional<ShardingRule>> rules;
   std::map<std::pair<void *, std::string>, Value> converted, masked;
   std::map<std::string, Value> maskConstants;
 
@@ -76,7 +75,11 @@ private:
                            const TensorSharding &readAs, Operation *user);
   Value mask(Value v, const TensorPadding &pad, int64_t dim,
              const TensorSharding &layout, Attribute neutral);
-  LogicalResult padOp(Operation *op);
+  LogicalResult padOp(Operation *op, const std::optional<ShardingRule> &rule);
+  /// Whether any argument, op or result is padded (a split that does not
+  /// divide somewhere).
+  bool anyPadding(ArrayRef<Operation *> ops,
+                  ArrayRef<std::optional<ShardingRule>> rules);
   /// Notes the padding of `op`'s results on it, for tp-partition.
   void record(Operation *op);
   void setAttrs(Operation *op, ArrayRef<TensorSharding> ins,
@@ -338,8 +341,8 @@ void Padder::record(Operation *op) {
     op->setAttr(kPaddedDimsAttr, b.getArrayAttr(results));
 }
 
-LogicalResult Padder::padOp(Operation *op) {
-  const std::optional<ShardingRule> &rule = rules[op];
+LogicalResult Padder::padOp(Operation *op,
+                            const std::optional<ShardingRule> &rule) {
   OpPadding pads;
   if (rule) {
     pads = paddingOf(op, *rule);
@@ -416,17 +419,84 @@ LogicalResult Padder::padOp(Operation *op) {
   return success();
 }
 
+bool Padder::anyPadding(ArrayRef<Operation *> ops,
+                        ArrayRef<std::optional<ShardingRule>> rules) {
+  auto argSharding = [&](BlockArgument arg) {
+    int64_t rank = cast<RankedTensorType>(arg.getType()).getRank();
+    std::string error;
+    if (auto attr = func.getArgAttrOfType<ShardingAttr>(arg.getArgNumber(),
+                                                        kShardingAttr))
+      if (auto s = TensorSharding::fromAttr(attr, mesh, rank, error);
+          succeeded(s))
+        return *s;
+    return TensorSharding::replicated(rank);
+  };
+  for (BlockArgument arg : func.getArguments())
+    if (isPadded(wholeDims(cast<RankedTensorType>(arg.getType()),
+                           argSharding(arg))))
+      return true;
+  for (auto [op, rule] : llvm::zip_equal(ops, rules)) {
+    if (rule) {
+      OpPadding p = paddingOf(op, *rule);
+      if (p.factorPadded != ArrayRef<int64_t>(rule->sizes))
+        return true;
+      continue;
+    }
+    // Ops without a rule (and the return) read and write whole dims.
+    for (auto [i, v] : llvm::enumerate(op->getOperands())) {
+      auto type = cast<RankedTensorType>(v.getType());
+      if (isPadded(wholeDims(type, layoutOf(op, kInShardingsAttr, i,
+                                            type.getRank()))))
+        return true;
+    }
+    for (auto [i, v] : llvm::enumerate(op->getResults())) {
+      auto type = cast<RankedTensorType>(v.getType());
+      if (isPadded(wholeDims(type, layoutOf(op, kOutShardingsAttr, i,
+                                            type.getRank()))))
+        return true;
+    }
+  }
+  return false;
+}
+
 LogicalResult Padder::run() {
   Block &body = func.getBody().front();
+  // The rules read the global shapes, so they are all taken before any op
+  // is padded; kept beside the ops (a map of rules, rehashed as it grows,
+  // moved every rule several times).
+  size_t numOps = body.getOperations().size();
   SmallVector<Operation *> ops;
+  std::vector<std::optional<ShardingRule>> rules;
+  ops.reserve(numOps);
+  rules.reserve(numOps);
+  globalTypes.reserve(numOps + body.getNumArguments());
+  padding.reserve(numOps + body.getNumArguments());
   for (Operation &op : body) {
+    for (Value v : llvm::concat<Value>(op.getOperands(), op.getResults()))
+      if (!isa<RankedTensorType>(v.getType()))
+        return op.emitOpError("tp-pad-uneven expects ranked tensors on the "
+                              "global program (it runs before tp-partition), "
+                              "not ")
+               << v.getType(),
+               failure();
     ops.push_back(&op);
-    rules[&op] = getShardingRule(&op);
+    rules.push_back(getShardingRule(&op));
     for (Value v : op.getResults())
       globalTypes[v] = cast<RankedTensorType>(v.getType());
   }
-  for (BlockArgument arg : body.getArguments())
+  for (BlockArgument arg : body.getArguments()) {
+    if (!isa<RankedTensorType>(arg.getType()))
+      return emitError(arg.getLoc())
+                 << "tp-pad-uneven expects ranked tensor arguments, not "
+                 << arg.getType(),
+             failure();
     globalTypes[arg] = cast<RankedTensorType>(arg.getType());
+  }
+  // Most plans split evenly: then no tensor is padded and every op reads
+  // what its producer wrote, so the function stays as it is (a deep
+  // model's thousands of ops need no conversions looked up).
+  if (!anyPadding(ops, rules))
+    return success();
   for (BlockArgument arg : body.getArguments()) {
     auto type = cast<RankedTensorType>(arg.getType());
     TensorSharding s = TensorSharding::replicated(type.getRank());
@@ -447,7 +517,7 @@ LogicalResult Padder::run() {
       shape.push_back(paddedSize(d));
     arg.setType(type.clone(shape));
   }
-  for (Operation *op : ops) {
+  for (auto [op, rule] : llvm::zip_equal(ops, rules)) {
     if (auto ret = dyn_cast<func::ReturnOp>(op)) {
       for (unsigned i = 0; i < ret.getNumOperands(); ++i) {
         Value v = ret.getOperand(i);
@@ -469,7 +539,7 @@ LogicalResult Padder::run() {
         return op->emitError("internal: tp-pad-uneven met an operand "
                              "defined outside the function body"),
                failure();
-    if (failed(padOp(op)))
+    if (failed(padOp(op, rule)))
       return failure();
   }
   func.setType(FunctionType::get(

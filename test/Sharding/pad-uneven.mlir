@@ -109,3 +109,30 @@ func.func @lookup_in_padded_table(%table: tensor<5x4xf32> {tp.sharding = #tp.sha
   %e = tp.gather %table, %ids {axis = 0 : i64, tp.in_shardings = [#tp.sharding<[{"tp"}, {}]>, #tp.sharding<[{}]>], tp.out_shardings = [#tp.sharding<[{}, {}], partial = {"tp"}>]} : tensor<5x4xf32>, tensor<3xi64> -> tensor<3x4xf32>
   return {tp.in_shardings = [#tp.sharding<[{}, {}]>]} %e : tensor<3x4xf32>
 }
+
+// -----
+
+// Every split divides: nothing is padded, masked or converted, and the
+// function stays as it was.
+// CHECK-LABEL: func.func @even_split
+// CHECK-SAME: (%[[X:.*]]: tensor<4x8xf32> {tp.sharding = #tp.sharding<[{}, {}]>}, %[[W:.*]]: tensor<8x6xf32> {tp.sharding = #tp.sharding<[{}, {"tp"}]>}) -> (tensor<4x6xf32>
+// CHECK-NEXT: %[[Y:.*]] = tp.matmul %[[X]], %[[W]] {{{.*}}} : tensor<4x8xf32>, tensor<8x6xf32> -> tensor<4x6xf32>
+// CHECK-NEXT: return {{{.*}}} %[[Y]] : tensor<4x6xf32>
+// PART-LABEL: func.func @even_split
+// PART: tp.matmul {{.*}} : tensor<4x8xf32>, tensor<8x3xf32> -> tensor<4x3xf32>
+shard.grid @mesh(shape = 2) {tp.axis_names = ["tp"]}
+func.func @even_split(%x: tensor<4x8xf32> {tp.sharding = #tp.sharding<[{}, {}]>}, %w: tensor<8x6xf32> {tp.sharding = #tp.sharding<[{}, {"tp"}]>}) -> (tensor<4x6xf32> {tp.sharding = #tp.sharding<[{}, {"tp"}]>}) {
+  %y = tp.matmul %x, %w {tp.in_shardings = [#tp.sharding<[{}, {}]>, #tp.sharding<[{}, {"tp"}]>], tp.out_shardings = [#tp.sharding<[{}, {"tp"}]>]} : tensor<4x8xf32>, tensor<8x6xf32> -> tensor<4x6xf32>
+  return {tp.in_shardings = [#tp.sharding<[{}, {"tp"}]>]} %y : tensor<4x6xf32>
+}
+
+// -----
+
+// An already partitioned program (here a scalar) is not what the pass
+// pads: an error that says where the pass belongs, not a crash.
+shard.grid @mesh(shape = 2) {tp.axis_names = ["tp"]}
+func.func @scalar_operand(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'arith.constant' op tp-pad-uneven expects ranked tensors on the global program (it runs before tp-partition), not 'f32'}}
+  %c = arith.constant 1.0 : f32
+  return %x : tensor<4xf32>
+}

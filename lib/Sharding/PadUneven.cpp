@@ -119,7 +119,7 @@ TensorPadding Padder::wholeDims(RankedTensorType type,
 /// anywhere in the op is padded to a multiple of k everywhere in it.
 OpPadding Padder::paddingOf(Operation *op, const ShardingRule &rule) const {
   SmallVector<int64_t> split(rule.numFactors(), 1);
-  auto visit = [&](const SmallVector<SmallVector<int>> &dims,
+  auto visit = [&](const TensorFactors &dims,
                    const TensorSharding &s) {
     for (auto [d, factors] : llvm::enumerate(dims)) {
       if (factors.empty())
@@ -147,7 +147,7 @@ OpPadding Padder::paddingOf(Operation *op, const ShardingRule &rule) const {
   OpPadding out;
   for (int f = 0; f < rule.numFactors(); ++f)
     out.factorPadded.push_back(roundUp(rule.sizes[f], split[f]));
-  auto tensor = [&](const SmallVector<SmallVector<int>> &dims, Value v) {
+  auto tensor = [&](const TensorFactors &dims, Value v) {
     TensorPadding t;
     auto shape = globalTypes.lookup(v).getShape();
     for (auto [d, factors] : llvm::enumerate(dims)) {

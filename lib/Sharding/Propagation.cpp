@@ -20,6 +20,8 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 
+#include <deque>
+
 namespace mlir::tp {
 #define GEN_PASS_DEF_TPPROPAGATESHARDING
 #include "tp/Sharding/Passes.h.inc"
@@ -33,16 +35,18 @@ namespace {
 constexpr int kUnset = std::numeric_limits<int>::max();
 
 struct DimHint {
-  SmallVector<int> axes;
+  SmallVector<int, 2> axes;
   int level = kUnset;
 };
 
 struct Hints {
-  SmallVector<DimHint> dims;
+  SmallVector<DimHint, 4> dims;
   /// Plan-annotated: never changed by propagation.
   bool closed = false;
   /// Where the first hint came from, for --explain-sharding.
   std::string origin;
+  /// The nodes that read or write these hints (to visit when they change).
+  SmallVector<unsigned, 2> nodes;
 };
 
 /// One op (or the function's return) with its rule and the hints of its
@@ -56,7 +60,7 @@ struct Node {
   /// node whose hints did not change changes nothing).
   bool dirty = true;
 
-  const SmallVector<SmallVector<int>> &factorsOf(unsigned t) const {
+  const TensorFactors &factorsOf(unsigned t) const {
     return t < numOperands ? rule.operands[t] : rule.results[t - numOperands];
   }
 };
@@ -75,17 +79,17 @@ public:
 private:
   func::FuncOp func;
   const Mesh &mesh;
-  DenseMap<Value, std::unique_ptr<Hints>> valueHints;
+  /// Every value's hints; a deque keeps them in place as it grows.
+  std::deque<Hints> hintStore;
+  DenseMap<Value, Hints *> valueHints;
   SmallVector<std::unique_ptr<Hints>> returnHints;
   std::vector<Node> nodes;
-  /// The nodes that read or write each tensor's hints.
-  DenseMap<const Hints *, SmallVector<unsigned, 4>> nodesOf;
 
   Hints &hintsOf(Value v);
   LogicalResult seed();
   Assignment assign(const Node &node) const;
   SmallVector<int> project(const Node &node, const Assignment &a,
-                           const SmallVector<int> &factors, int &level) const;
+                           ArrayRef<int> factors, int &level) const;
   bool setHint(Hints &h, unsigned dim, ArrayRef<int> axes, int level,
                llvm::function_ref<std::string()> origin);
   bool visit(Node &node);
@@ -95,9 +99,9 @@ private:
 } // namespace
 
 Hints &Propagator::hintsOf(Value v) {
-  auto &h = valueHints[v];
+  Hints *&h = valueHints[v];
   if (!h) {
-    h = std::make_unique<Hints>();
+    h = &hintStore.emplace_back();
     h->dims.resize(cast<RankedTensorType>(v.getType()).getRank());
   }
   return *h;
@@ -115,7 +119,7 @@ LogicalResult Propagator::seed() {
     h.closed = true;
     h.origin = origin.str();
     for (auto [d, axes] : llvm::enumerate(s->dims))
-      h.dims[d] = DimHint{axes, level};
+      h.dims[d] = DimHint{SmallVector<int, 2>(ArrayRef<int>(axes)), level};
     return success();
   };
   auto originOf = [](DictionaryAttr attrs) {
@@ -169,7 +173,7 @@ LogicalResult Propagator::seed() {
     if (auto ret = dyn_cast<func::ReturnOp>(op)) {
       // The return reads its operands into the function's results.
       for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
-        SmallVector<SmallVector<int>> dims;
+        TensorFactors dims;
         for (int64_t size : cast<RankedTensorType>(v.getType()).getShape())
           dims.push_back({node.rule.addFactor(size, FactorKind::Parallel)});
         node.rule.operands.push_back(dims);
@@ -191,13 +195,13 @@ LogicalResult Propagator::seed() {
       diag << "; it runs replicated";
       rule.emplace();
       for (Value v : op.getOperands()) {
-        SmallVector<SmallVector<int>> dims;
+        TensorFactors dims;
         for (int64_t size : cast<RankedTensorType>(v.getType()).getShape())
           dims.push_back({rule->addFactor(size, FactorKind::Replicated)});
         rule->operands.push_back(dims);
       }
       for (Value v : op.getResults()) {
-        SmallVector<SmallVector<int>> dims;
+        TensorFactors dims;
         for (int64_t size : cast<RankedTensorType>(v.getType()).getShape())
           dims.push_back({rule->addFactor(size, FactorKind::Replicated)});
         rule->results.push_back(dims);
@@ -311,7 +315,7 @@ Assignment Propagator::assign(const Node &node) const {
 /// The axes a dim made of `factors` gets: the factors' axes major first,
 /// stopping after a factor that is not fully split.
 SmallVector<int> Propagator::project(const Node &node, const Assignment &a,
-                                     const SmallVector<int> &factors,
+                                     ArrayRef<int> factors,
                                      int &level) const {
   SmallVector<int> axes;
   level = kUnset;
@@ -350,7 +354,7 @@ bool Propagator::setHint(Hints &h, unsigned dim, ArrayRef<int> axes,
       other = DimHint();
     }
   }
-  cur = DimHint{SmallVector<int>(axes), level};
+  cur = DimHint{SmallVector<int, 2>(axes), level};
   if (h.origin.empty())
     h.origin = origin();
   return true;
@@ -388,7 +392,7 @@ bool Propagator::visit(Node &node) {
       if (!setHint(*hints, d, axes, level, origin))
         continue;
       changed = true;
-      for (unsigned n : nodesOf[hints])
+      for (unsigned n : hints->nodes)
         nodes[n].dirty = true;
     }
   }
@@ -423,7 +427,7 @@ void Propagator::commit(Node &node) {
       if (returnHints[i]->closed) {
         TensorSharding pinned;
         for (const DimHint &d : returnHints[i]->dims)
-          pinned.dims.push_back(d.axes);
+          pinned.dims.push_back(SmallVector<int>(ArrayRef<int>(d.axes)));
         ins[i] = pinned.toAttr(ctx, mesh);
       }
       attrs.result(i).set(kShardingAttr, ins[i]);
@@ -450,9 +454,14 @@ void Propagator::commit(Node &node) {
         o = "replicated: no neighbour is split";
       origins.push_back(b.getStringAttr(o));
     }
-    node.op->setAttr(kOutShardingsAttr, b.getArrayAttr(outs));
-    node.op->setAttr(kOriginAttr, b.getArrayAttr(origins));
-    node.op->removeAttr(kShardingAttr);
+    // One new attribute dictionary per op, not one per attribute set.
+    NamedAttrList attrs(node.op->getDiscardableAttrDictionary());
+    attrs.set(kOutShardingsAttr, b.getArrayAttr(outs));
+    attrs.set(kOriginAttr, b.getArrayAttr(origins));
+    attrs.set(kInShardingsAttr, b.getArrayAttr(ins));
+    attrs.erase(kShardingAttr);
+    node.op->setDiscardableAttrs(attrs.getDictionary(ctx));
+    return;
   }
   node.op->setAttr(kInShardingsAttr, b.getArrayAttr(ins));
 }
@@ -462,7 +471,8 @@ LogicalResult Propagator::run() {
     return failure();
   for (auto [i, node] : llvm::enumerate(nodes))
     for (Hints *h : node.tensors)
-      nodesOf[h].push_back(i);
+      if (h->nodes.empty() || h->nodes.back() != i)
+        h->nodes.push_back(i);
   // Elementwise and reshape-like ops (priority 0) settle before
   // contractions and reductions join in; each phase sweeps forwards and
   // backwards until nothing changes, visiting only the nodes whose hints

@@ -7,7 +7,7 @@
 using namespace mlir;
 using namespace mlir::tp;
 
-using DimFactors = SmallVector<SmallVector<int>>;
+using DimFactors = TensorFactors;
 
 static ArrayRef<int64_t> shapeOf(Value v) {
   return cast<RankedTensorType>(v.getType()).getShape();
@@ -57,8 +57,8 @@ static ShardingRule matmulRule(MatMulOp op) {
   DimFactors out = addDimFactors(rule, res);
   int k = rule.addFactor(lhs.back(), FactorKind::Reduction);
   DimFactors batch(out.begin(), out.end() - 2);
-  auto operand = [&](ArrayRef<int64_t> shape, SmallVector<int> row,
-                     SmallVector<int> col) {
+  auto operand = [&](ArrayRef<int64_t> shape, DimFactorList row,
+                     DimFactorList col) {
     DimFactors dims =
         broadcastFactors(shape.drop_back(2), res.drop_back(2), batch);
     dims.push_back(row);

@@ -27,13 +27,19 @@ enum class FactorKind {
   Replicated,
 };
 
+/// One tensor dim's factors, major first (more than two only in reshapes).
+using DimFactorList = SmallVector<int, 2>;
+/// A tensor's factors, dim by dim. Sized so that a typical op's rule needs
+/// no heap: a deep model's step has tens of thousands of them.
+using TensorFactors = SmallVector<DimFactorList, 4>;
+
 struct ShardingRule {
-  SmallVector<int64_t> sizes;
-  SmallVector<FactorKind> kinds;
+  SmallVector<int64_t, 8> sizes;
+  SmallVector<FactorKind, 8> kinds;
   /// For every operand / result, for every dim, its factors (major first);
   /// empty for a dim of size 1 or a broadcast dim.
-  SmallVector<SmallVector<SmallVector<int>>> operands;
-  SmallVector<SmallVector<SmallVector<int>>> results;
+  SmallVector<TensorFactors, 2> operands;
+  SmallVector<TensorFactors, 1> results;
   /// Propagation visits low priorities first: elementwise and reshape-like
   /// ops (0) before contractions and reductions (1).
   int priority = 0;

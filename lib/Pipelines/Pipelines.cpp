@@ -23,6 +23,9 @@ static constexpr const char *kCpuLowerToRuntimeCalls =
     "tp-lower-to-linalg,func.func(tp-fuse-elementwise),"
     "tp-lower-collectives{target=cpu}";
 static constexpr const char *kBufferize =
+    // The step's own boundary first: one-shot would relate each of its
+    // results to each of its arguments (quadratic in a deep step's weights).
+    "tp-bufferize-step-signature,"
     "one-shot-bufferize{bufferize-function-boundaries "
     "function-boundary-type-conversion=identity-layout-map},"
     // Results become caller-provided buffers; temporaries are freed.

@@ -52,10 +52,10 @@ struct Hints {
 /// One op (or the function's return) with its rule and the hints of its
 /// operands followed by its results.
 struct Node {
-  Operation *op;
+  Operation *op = nullptr;
   ShardingRule rule;
   SmallVector<Hints *> tensors;
-  unsigned numOperands;
+  unsigned numOperands = 0;
   /// Some tensor's hints changed since this node's last visit (a visit of a
   /// node whose hints did not change changes nothing).
   bool dirty = true;
@@ -167,9 +167,13 @@ LogicalResult Propagator::seed() {
   // Node holds SmallVectors, whose moves std::vector does not trust: no
   // reallocation copies them.
   nodes.reserve(func.getBody().front().getOperations().size());
+  valueHints.reserve(nodes.capacity() + func.getNumArguments());
 
   for (Operation &op : func.getBody().front()) {
-    Node node{&op, {}, {}, op.getNumOperands()};
+    // Built in place: a node is a few hundred bytes of inline vectors.
+    Node &node = nodes.emplace_back();
+    node.op = &op;
+    node.numOperands = op.getNumOperands();
     if (auto ret = dyn_cast<func::ReturnOp>(op)) {
       // The return reads its operands into the function's results.
       for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
@@ -182,7 +186,6 @@ LogicalResult Propagator::seed() {
       }
       for (auto &h : returnHints)
         node.tensors.push_back(h.get());
-      nodes.push_back(std::move(node));
       continue;
     }
     std::optional<ShardingRule> rule = getShardingRule(&op);
@@ -221,7 +224,6 @@ LogicalResult Propagator::seed() {
                       op.getLoc())))
         return failure();
     }
-    nodes.push_back(std::move(node));
   }
   return success();
 }

@@ -314,6 +314,29 @@ def TPTileParallelLoopsForGpu
                            "::mlir::arith::ArithDialect"];
 }
 
+def TPBufferizeStepSignature
+    : Pass<"tp-bufferize-step-signature", "::mlir::ModuleOp"> {
+  let summary = "The step's arguments and results as buffers, before "
+                "one-shot-bufferize";
+  let description = [{
+    Runs right before `one-shot-bufferize{bufferize-function-boundaries}`
+    on the public functions (the step), which nothing calls. Each tensor
+    argument becomes a memref with the identity layout (what
+    `function-boundary-type-conversion=identity-layout-map` gives it) read
+    through `bufferization.to_tensor restrict writable` (a function
+    argument's tensor: no other tensor aliases it, and ops may write into
+    it); each tensor result becomes `bufferization.to_buffer` of the value
+    returned (what one-shot's return does). One-shot then bufferizes the
+    body and its calls as before, but relates no result to any argument:
+    it would test every (result, argument) pair of the step for aliasing
+    and equivalence, information only a caller uses, and for a deep
+    training step (thousands of weights in, their updates out) that
+    product took half of bufferization and grew with the square of depth.
+  }];
+  let dependentDialects = ["::mlir::bufferization::BufferizationDialect",
+                           "::mlir::memref::MemRefDialect"];
+}
+
 #endif // TP_CONVERSION_PASSES_TD
 
 def TPPackStepArguments : Pass<"tp-pack-step-arguments", "::mlir::ModuleOp"> {

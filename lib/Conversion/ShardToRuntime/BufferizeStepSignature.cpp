@@ -25,6 +25,8 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 
+#include "llvm/ADT/StringSet.h"
+
 namespace mlir::tp {
 #define GEN_PASS_DEF_TPBUFFERIZESTEPSIGNATURE
 #include "tp/Conversion/Passes.h.inc"
@@ -80,9 +82,15 @@ void bufferizeSignature(func::FuncOp func) {
 struct TPBufferizeStepSignaturePass
     : tp::impl::TPBufferizeStepSignatureBase<TPBufferizeStepSignaturePass> {
   void runOnOperation() override {
+    // A function something calls keeps its tensors: its callers bufferize
+    // against its boundary.
+    llvm::StringSet<> called;
+    getOperation().walk(
+        [&](func::CallOp call) { called.insert(call.getCallee()); });
     for (auto func : getOperation().getOps<func::FuncOp>()) {
       // A step of several blocks (none of tp's) is left to one-shot.
       if (!func.isPublic() || func.isExternal() ||
+          called.contains(func.getSymName()) ||
           !func.getBody().hasOneBlock())
         continue;
       bufferizeSignature(func);

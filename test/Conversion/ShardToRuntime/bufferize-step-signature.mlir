@@ -57,3 +57,21 @@ func.func @branchy(%x: tensor<4xf32>) -> tensor<4xf32> {
 ^bb1:
   return %x : tensor<4xf32>
 }
+
+// -----
+
+// A public function that something calls keeps its tensors: its caller
+// bufferizes against its boundary.
+// CHECK-LABEL: func.func @check(
+// CHECK-SAME: %{{.*}}: tensor<?xf32>) -> tensor<?xf32>
+// CHECK-LABEL: func.func @main(
+// CHECK-SAME: %{{.*}}: memref<?xf32>) -> memref<?xf32>
+// BUF-LABEL: func.func @check(
+// BUF-SAME: memref<?xf32>
+func.func @check(%x: tensor<?xf32>) -> tensor<?xf32> {
+  return %x : tensor<?xf32>
+}
+func.func @main(%x: tensor<?xf32>) -> tensor<?xf32> {
+  %y = call @check(%x) : (tensor<?xf32>) -> tensor<?xf32>
+  return %y : tensor<?xf32>
+}

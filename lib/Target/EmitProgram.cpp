@@ -34,7 +34,6 @@
 #include "llvm/Transforms/Scalar/DCE.h"
 #include "llvm/Transforms/Scalar/InstSimplifyPass.h"
 #include "llvm/Transforms/Utils/BasicBlockUtils.h"
-#include "llvm/Transforms/Utils/Cloning.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/TargetParser/Host.h"
 
@@ -80,19 +79,18 @@ static LogicalResult addEntryPoint(llvm::Module &module, StringRef func,
 }
 
 /// The straight-line functions (`optnone`: tp_entry, the layers'
-/// functions; thousands of calls and descriptors, no loops) move to a module
-/// of their own, which an unoptimizing code generator compiles: -O2's
-/// (greedy register allocation, list scheduling) takes seconds on them that
-/// grow faster than they do, -O0's is linear, and they gain nothing from
-/// it. `module` keeps every other definition. Null when there are none.
-static std::unique_ptr<llvm::Module> splitStraightLine(llvm::Module &module) {
-  llvm::StringSet<> names;
-  for (llvm::Function &f : module)
-    if (!f.isDeclaration() && f.hasFnAttribute(llvm::Attribute::OptimizeNone))
-      names.insert(f.getName());
-  if (names.empty())
-    return nullptr;
-  // Each object refers to the other's symbols: local ones become hidden.
+/// functions; thousands of calls and descriptors, no loops) are compiled
+/// apart, by an unoptimizing code generator: -O2's (greedy register
+/// allocation, list scheduling) takes seconds on them that grows faster
+/// than they do, -O0's is linear, and they gain nothing from it. Whether
+/// `module` has any; if so, its local symbols become hidden globals, as
+/// the two objects refer to each other's.
+static bool prepareStraightLineSplit(llvm::Module &module) {
+  if (llvm::none_of(module, [](const llvm::Function &f) {
+        return !f.isDeclaration() &&
+               f.hasFnAttribute(llvm::Attribute::OptimizeNone);
+      }))
+    return false;
   for (llvm::GlobalValue &g : module.global_values())
     if (g.hasLocalLinkage()) {
       if (!g.hasName())
@@ -100,19 +98,25 @@ static std::unique_ptr<llvm::Module> splitStraightLine(llvm::Module &module) {
       g.setLinkage(llvm::GlobalValue::ExternalLinkage);
       g.setVisibility(llvm::GlobalValue::HiddenVisibility);
     }
-  std::unique_ptr<llvm::Module> straight = llvm::CloneModule(module);
+  return true;
+}
+
+/// Keeps the definitions of one side of the split: the straight-line
+/// functions (`straight`) or everything else; the other side's become
+/// declarations. Each side is a copy of the whole module read back from
+/// bitcode, or the module itself: cheaper than cloning the straight-line
+/// functions, which grow with depth.
+static void keepStraightLineSide(llvm::Module &module, bool straight) {
   for (llvm::Function &f : module)
-    if (names.contains(f.getName()))
+    if (!f.isDeclaration() &&
+        f.hasFnAttribute(llvm::Attribute::OptimizeNone) != straight)
       f.deleteBody();
-  for (llvm::Function &f : *straight)
-    if (!f.isDeclaration() && !names.contains(f.getName()))
-      f.deleteBody();
-  for (llvm::GlobalVariable &g : straight->globals())
-    if (g.hasInitializer()) {
-      g.setInitializer(nullptr);
-      g.setLinkage(llvm::GlobalValue::ExternalLinkage);
-    }
-  return straight;
+  if (straight)
+    for (llvm::GlobalVariable &g : module.globals())
+      if (g.hasInitializer()) {
+        g.setInitializer(nullptr);
+        g.setLinkage(llvm::GlobalValue::ExternalLinkage);
+      }
 }
 
 /// Compiles `m` with `tm` into an object file at `path`; false (and
@@ -142,7 +146,7 @@ static bool emitObjectFile(llvm::Module &m, llvm::TargetMachine &tm,
 /// but the aligned pointer dead once the descriptor it rebuilds from them
 /// is folded away (instsimplify, dce). LLVM's dead-argument elimination
 /// then drops them from the function and its calls while it is still
-/// internal (before splitStraightLine): the straight-line callers, compiled
+/// internal (before the straight-line split): the straight-line callers, compiled
 /// unoptimized, pass one value per buffer instead of up to nine.
 static void dropDeadArguments(llvm::Module &module,
                               llvm::TargetMachine *machine) {
@@ -429,8 +433,7 @@ LogicalResult tp::emitProgram(ModuleOp module,
         timing.nest("drop loop nests' dead arguments");
     dropDeadArguments(*llvmModule, machine.get());
   }
-  std::unique_ptr<llvm::Module> straight =
-      options.target.cuda ? nullptr : splitStraightLine(*llvmModule);
+  bool straight = !options.target.cuda && prepareStraightLineSplit(*llvmModule);
 
   if (std::error_code ec = llvm::sys::fs::create_directories(options.outDir))
     return emitError(module.getLoc())
@@ -445,15 +448,16 @@ LogicalResult tp::emitProgram(ModuleOp module,
   // The straight-line functions compile on a second thread while -O2
   // optimizes and compiles the loop nests (a 96-layer training step: 0.3 s
   // of -O0 code generation off the critical path). An LLVMContext serves
-  // one thread, so they travel as bitcode into a context of their own.
+  // one thread, so the module travels as bitcode into a context of its
+  // own, which keeps the straight-line functions and this one the rest.
   std::future<std::string> straightObject;
   if (straight) {
     TimingScope bitcodeTiming =
         timing.nest("straight-line functions to bitcode (second thread)");
     SmallVector<char, 0> bitcode;
     llvm::raw_svector_ostream bitcodeStream(bitcode);
-    llvm::WriteBitcodeToFile(*straight, bitcodeStream);
-    straight.reset();
+    llvm::WriteBitcodeToFile(*llvmModule, bitcodeStream);
+    keepStraightLineSide(*llvmModule, /*straight=*/false);
     straightObject = std::async(
         std::launch::async,
         [bitcode = std::move(bitcode), triple, target, targetOptions,
@@ -466,6 +470,7 @@ LogicalResult tp::emitProgram(ModuleOp module,
           if (!parsed)
             return "cannot read back the straight-line functions: " +
                    llvm::toString(parsed.takeError());
+          keepStraightLineSide(**parsed, /*straight=*/true);
           std::unique_ptr<llvm::TargetMachine> unoptimized(
               target->createTargetMachine(
                   triple, llvm::sys::getHostCPUName(), "", targetOptions,

@@ -457,8 +457,13 @@ int main(int argc, char **argv) {
     return 0;
   }
 
+  // Every stage's pass manager lives to the end: --mlir-timing keys a
+  // pass's timer by its address, which a later stage's pass would reuse
+  // (and have its time shown under an earlier pass's name).
+  std::vector<std::unique_ptr<PassManager>> passManagers;
   auto runPasses = [&](auto addPasses) {
-    PassManager pm(&context);
+    PassManager &pm =
+        *passManagers.emplace_back(std::make_unique<PassManager>(&context));
     pm.enableTiming(timing);
     pm.enableVerifier(verifyEach);
     addPasses(pm);

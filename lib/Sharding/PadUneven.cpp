@@ -75,11 +75,15 @@ private:
                            const TensorSharding &readAs, Operation *user);
   Value mask(Value v, const TensorPadding &pad, int64_t dim,
              const TensorSharding &layout, Attribute neutral);
+  /// How `op` pads its tensors: from its rule's factors, or (an op without
+  /// a rule, the return) each dim whole.
+  OpPadding opPadding(Operation *op,
+                      const std::optional<ShardingRule> &rule) const;
   LogicalResult padOp(Operation *op, const std::optional<ShardingRule> &rule);
-  /// Whether any argument, op or result is padded (a split that does not
-  /// divide somewhere).
-  bool anyPadding(ArrayRef<Operation *> ops,
-                  ArrayRef<std::optional<ShardingRule>> rules);
+  /// Whether any argument (in `argPadding`), op or result is padded (a
+  /// split that does not divide somewhere).
+  bool anyPadding(ArrayRef<TensorPadding> argPadding, ArrayRef<Operation *> ops,
+                  ArrayRef<std::optional<ShardingRule>> rules) const;
   /// Notes the padding of `op`'s results on it, for tp-partition.
   void record(Operation *op);
   void setAttrs(Operation *op, ArrayRef<TensorSharding> ins,
@@ -341,23 +345,27 @@ void Padder::record(Operation *op) {
     op->setAttr(kPaddedDimsAttr, b.getArrayAttr(results));
 }
 
+OpPadding Padder::opPadding(Operation *op,
+                            const std::optional<ShardingRule> &rule) const {
+  if (rule)
+    return paddingOf(op, *rule);
+  OpPadding pads;
+  for (auto [i, v] : llvm::enumerate(op->getOperands())) {
+    RankedTensorType type = globalTypes.lookup(v);
+    pads.operands.push_back(wholeDims(
+        type, layoutOf(op, kInShardingsAttr, i, type.getRank())));
+  }
+  for (auto [i, v] : llvm::enumerate(op->getResults())) {
+    RankedTensorType type = globalTypes.lookup(v);
+    pads.results.push_back(wholeDims(
+        type, layoutOf(op, kOutShardingsAttr, i, type.getRank())));
+  }
+  return pads;
+}
+
 LogicalResult Padder::padOp(Operation *op,
                             const std::optional<ShardingRule> &rule) {
-  OpPadding pads;
-  if (rule) {
-    pads = paddingOf(op, *rule);
-  } else {
-    for (auto [i, v] : llvm::enumerate(op->getOperands())) {
-      RankedTensorType type = globalTypes.lookup(v);
-      pads.operands.push_back(wholeDims(
-          type, layoutOf(op, kInShardingsAttr, i, type.getRank())));
-    }
-    for (auto [i, v] : llvm::enumerate(op->getResults())) {
-      RankedTensorType type = globalTypes.lookup(v);
-      pads.results.push_back(wholeDims(
-          type, layoutOf(op, kOutShardingsAttr, i, type.getRank())));
-    }
-  }
+  OpPadding pads = opPadding(op, rule);
   // Operands in the op's padding.
   for (unsigned i = 0; i < op->getNumOperands(); ++i) {
     Value v = op->getOperand(i);
@@ -419,42 +427,19 @@ LogicalResult Padder::padOp(Operation *op,
   return success();
 }
 
-bool Padder::anyPadding(ArrayRef<Operation *> ops,
-                        ArrayRef<std::optional<ShardingRule>> rules) {
-  auto argSharding = [&](BlockArgument arg) {
-    int64_t rank = cast<RankedTensorType>(arg.getType()).getRank();
-    std::string error;
-    if (auto attr = func.getArgAttrOfType<ShardingAttr>(arg.getArgNumber(),
-                                                        kShardingAttr))
-      if (auto s = TensorSharding::fromAttr(attr, mesh, rank, error);
-          succeeded(s))
-        return *s;
-    return TensorSharding::replicated(rank);
-  };
-  for (BlockArgument arg : func.getArguments())
-    if (isPadded(wholeDims(cast<RankedTensorType>(arg.getType()),
-                           argSharding(arg))))
-      return true;
+bool Padder::anyPadding(ArrayRef<TensorPadding> argPadding,
+                        ArrayRef<Operation *> ops,
+                        ArrayRef<std::optional<ShardingRule>> rules) const {
+  if (llvm::any_of(argPadding,
+                   [](const TensorPadding &t) { return isPadded(t); }))
+    return true;
   for (auto [op, rule] : llvm::zip_equal(ops, rules)) {
-    if (rule) {
-      OpPadding p = paddingOf(op, *rule);
-      if (p.factorPadded != ArrayRef<int64_t>(rule->sizes))
-        return true;
-      continue;
-    }
-    // Ops without a rule (and the return) read and write whole dims.
-    for (auto [i, v] : llvm::enumerate(op->getOperands())) {
-      auto type = cast<RankedTensorType>(v.getType());
-      if (isPadded(wholeDims(type, layoutOf(op, kInShardingsAttr, i,
-                                            type.getRank()))))
-        return true;
-    }
-    for (auto [i, v] : llvm::enumerate(op->getResults())) {
-      auto type = cast<RankedTensorType>(v.getType());
-      if (isPadded(wholeDims(type, layoutOf(op, kOutShardingsAttr, i,
-                                            type.getRank()))))
-        return true;
-    }
+    OpPadding p = opPadding(op, rule);
+    if (rule ? p.factorPadded != rule->sizes
+             : llvm::any_of(llvm::concat<const TensorPadding>(p.operands,
+                                                              p.results),
+                            [](const TensorPadding &t) { return isPadded(t); }))
+      return true;
   }
   return false;
 }
@@ -492,11 +477,7 @@ LogicalResult Padder::run() {
              failure();
     globalTypes[arg] = cast<RankedTensorType>(arg.getType());
   }
-  // Most plans split evenly: then no tensor is padded and every op reads
-  // what its producer wrote, so the function stays as it is (a deep
-  // model's thousands of ops need no conversions looked up).
-  if (!anyPadding(ops, rules))
-    return success();
+  SmallVector<TensorPadding> argPadding;
   for (BlockArgument arg : body.getArguments()) {
     auto type = cast<RankedTensorType>(arg.getType());
     TensorSharding s = TensorSharding::replicated(type.getRank());
@@ -508,7 +489,16 @@ LogicalResult Padder::run() {
         return emitError(arg.getLoc()) << error, failure();
       s = *read;
     }
-    padding[arg] = wholeDims(type, s);
+    argPadding.push_back(wholeDims(type, s));
+  }
+  // Most plans split evenly: then no tensor is padded and every op reads
+  // what its producer wrote, so the function stays as it is (a deep
+  // model's thousands of ops need no conversions looked up).
+  if (!anyPadding(argPadding, ops, rules))
+    return success();
+  for (auto [arg, argPad] : llvm::zip_equal(body.getArguments(), argPadding)) {
+    auto type = cast<RankedTensorType>(arg.getType());
+    padding[arg] = argPad;
     if (isPadded(padding[arg]))
       func.setArgAttr(arg.getArgNumber(), kPaddedDimsAttr,
                       paddingToAttr(func.getContext(), padding[arg]));

@@ -136,3 +136,13 @@ func.func @scalar_operand(%x: tensor<4xf32>) -> tensor<4xf32> {
   %c = arith.constant 1.0 : f32
   return %x : tensor<4xf32>
 }
+
+// -----
+
+// An argument's sharding that does not fit its tensor is an error even
+// where nothing is padded.
+shard.grid @mesh(shape = 2) {tp.axis_names = ["tp"]}
+// expected-error @+1 {{sharding has 1 dims for a tensor of rank 2}}
+func.func @bad_argument_sharding(%x: tensor<4x8xf32> {tp.sharding = #tp.sharding<[{}]>}) -> tensor<4x8xf32> {
+  return {tp.in_shardings = [#tp.sharding<[{}, {}]>]} %x : tensor<4x8xf32>
+}

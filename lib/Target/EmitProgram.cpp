@@ -496,8 +496,7 @@ LogicalResult tp::emitProgram(ModuleOp module,
   if (!emitObjectFile(*llvmModule, *machine, objPath, objectError))
     return emitError(module.getLoc()) << objectError;
   codegenTiming.stop();
-  bool hasStraight = straightObject.valid();
-  if (hasStraight) {
+  if (straight) {
     TimingScope straightTiming = timing.nest(
         "code generation (straight-line functions, -O0): the wait for it");
     std::string error = straightObject.get();
@@ -518,14 +517,14 @@ LogicalResult tp::emitProgram(ModuleOp module,
       tmpStr(tmpSo);
   SmallVector<std::string> libs = linkArguments(options.target);
   SmallVector<StringRef> argv = {ccPath, "-shared", "-o", tmpStr, objStr};
-  if (hasStraight)
+  if (straight)
     argv.push_back(straightObjStr);
   argv.append(libs.begin(), libs.end());
   std::string linkError;
   int rc = llvm::sys::ExecuteAndWait(ccPath, argv, std::nullopt, {}, 0, 0,
                                      &linkError);
   llvm::sys::fs::remove(objPath);
-  if (hasStraight)
+  if (straight)
     llvm::sys::fs::remove(straightObjPath);
   if (rc != 0) {
     llvm::sys::fs::remove(tmpSo);

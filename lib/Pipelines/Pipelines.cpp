@@ -51,8 +51,12 @@ static constexpr const char *kCpuLoopsToLLVM =
     "convert-math-to-llvm,convert-math-to-libm,"
     // bf16 conversions as integer arithmetic (no libgcc __truncsfbf2).
     "func.func(arith-expand{include-bf16}),"
-    // Buffers from the runtime's caching allocator (tprt.h).
-    "finalize-memref-to-llvm{use-generic-functions},"
+    // Private functions take static buffers as bare pointers; buffers come
+    // from the runtime's caching allocator (tprt.h) through aligned_alloc,
+    // whose pointer is both the descriptor's allocated and aligned one, as
+    // a callee that frees a bare-pointer argument needs.
+    "tp-bare-pointer-calls,"
+    "finalize-memref-to-llvm{use-generic-functions use-aligned-alloc},"
     "%sconvert-to-llvm,"
     "reconcile-unrealized-casts";
 
@@ -84,7 +88,8 @@ static constexpr const char *kCudaKernelsToNVVM =
 static constexpr const char *kCudaHostToLLVM =
     "convert-math-to-llvm,convert-math-to-libm,"
     "func.func(arith-expand{include-bf16}),"
-    "%sfinalize-memref-to-llvm{use-generic-functions},gpu-to-llvm,"
+    "%sfinalize-memref-to-llvm{use-generic-functions use-aligned-alloc},"
+    "gpu-to-llvm,"
     "convert-to-llvm,reconcile-unrealized-casts";
 
 // Parsing fails only if a pass is not registered (registerTPPasses and

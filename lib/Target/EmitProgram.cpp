@@ -263,10 +263,19 @@ static ProgramMemory signatureMemory(func::FuncOp func) {
   return m;
 }
 
+std::shared_future<std::optional<std::string>>
+tp::startModelChecksum(const std::string &path) {
+  return std::async(std::launch::async, [path] {
+    std::string hex;
+    return tprt::sha256OfFile(path, hex) ? std::optional(hex) : std::nullopt;
+  });
+}
+
 LogicalResult tp::runAndVerify(PassManager &pm, ModuleOp module,
-                               bool verifyEach) {
+                               bool verifyEach, TimingScope &timing) {
   if (failed(pm.run(module)))
     return failure();
+  TimingScope verifyTiming = timing.nest("verify the IR");
   if (verifyEach || succeeded(verify(module)))
     return success();
   return emitError(module.getLoc())
@@ -292,14 +301,9 @@ LogicalResult tp::emitProgram(ModuleOp module,
   func::FuncOp func = funcs.front();
   std::string funcName = func.getName().str();
 
-  // The model's SHA-256 (for the manifest) is read beside the lowering:
-  // a few hundred MB of weights take a quarter of a second.
-  std::future<std::optional<std::string>> modelSha256 = std::async(
-      std::launch::async, [path = options.modelPath] {
-        std::string hex;
-        return tprt::sha256OfFile(path, hex) ? std::optional(hex)
-                                             : std::nullopt;
-      });
+  std::shared_future<std::optional<std::string>> modelSha256 =
+      options.modelSha256.valid() ? options.modelSha256
+                                  : startModelChecksum(options.modelPath);
   progress("lowering to linalg with collectives as runtime calls");
   TimingScope noTiming;
   TimingScope &timing = options.timing ? *options.timing : noTiming;
@@ -314,18 +318,22 @@ LogicalResult tp::emitProgram(ModuleOp module,
       failed(buildBufferizeToLLVMPipeline(toLLVM, options.target,
                                           /*packStepArguments=*/true)))
     return emitError(module.getLoc(), "internal: cannot build the lowering");
-  if (failed(runAndVerify(toCalls, module, options.verifyEach)))
+  if (failed(runAndVerify(toCalls, module, options.verifyEach, timing)))
     return failure();
+  TimingScope sha256Timing = timing.nest("model checksum: the wait for it");
   std::optional<std::string> sha256 = modelSha256.get();
+  sha256Timing.stop();
   if (!sha256)
     return emitError(module.getLoc())
            << "cannot read " << options.modelPath << " to checksum it";
   // The manifest reads the partitioned signature and attributes, and the
   // collective sites tp-lower-collectives numbered; bufferization rewrites
   // the signature, so it comes now.
+  TimingScope manifestTiming = timing.nest("manifest");
   FailureOr<llvm::json::Object> manifest =
       buildManifest(module, func, global, options.modelPath, *sha256,
                     options.target.cuda ? "cuda" : "cpu");
+  manifestTiming.stop();
   if (failed(manifest))
     return failure();
   if (options.memory)
@@ -343,7 +351,7 @@ LogicalResult tp::emitProgram(ModuleOp module,
                      std::to_string(tpTarget.blockSize) +
                      " threads) on the CPU, lowering to LLVM (BLAS calls)"
                : "bufferizing and lowering to LLVM (loops, BLAS calls)");
-  if (failed(runAndVerify(toLLVM, module, options.verifyEach)))
+  if (failed(runAndVerify(toLLVM, module, options.verifyEach, timing)))
     return failure();
   // Results tp-find-in-place-updates lets the runtime write into their
   // argument's buffer (CPU programs; a CUDA program's buffers are staged).
@@ -407,9 +415,11 @@ LogicalResult tp::emitProgram(ModuleOp module,
     return failure();
   // program.so carries the SHA-256 of the manifest written beside it, so
   // that tp-run refuses an edited manifest or a pair from two compiles.
+  TimingScope manifestTextTiming = timing.nest("manifest");
   std::string manifestText =
       llvm::formatv("{0:2}", llvm::json::Value(std::move(*manifest))).str() +
       "\n";
+  manifestTextTiming.stop();
   addManifestHash(*llvmModule, manifestText);
 
   llvm::InitializeNativeTarget();
@@ -433,7 +443,9 @@ LogicalResult tp::emitProgram(ModuleOp module,
         timing.nest("drop loop nests' dead arguments");
     dropDeadArguments(*llvmModule, machine.get());
   }
+  TimingScope splitTiming = timing.nest("split off straight-line functions");
   bool straight = !options.target.cuda && prepareStraightLineSplit(*llvmModule);
+  splitTiming.stop();
 
   if (std::error_code ec = llvm::sys::fs::create_directories(options.outDir))
     return emitError(module.getLoc())

@@ -1,5 +1,5 @@
 // The CPU target's lowering (tp-lower-to-llvm): buffers come from the
-// runtime's caching allocator (MLIR's generic allocation functions, which
+// runtime's caching allocator (MLIR's generic aligned_alloc, which
 // libtprt defines) and go back after their last use, GEMMs call tprt_sgemm, and each distinct loop nest is
 // one internal, noinline function that both layers call; the calling
 // function, straight-line code, is left unoptimized (optnone).
@@ -26,16 +26,16 @@
 // second GEMM.
 // The free reads the allocated pointer back from the buffer's descriptor
 // (the last insertvalue of its chain, [4, 1] for 2-d).
-// CHECK: llvm.call @_mlir_memref_to_llvm_alloc(
+// CHECK: llvm.call @_mlir_memref_to_llvm_aligned_alloc(
 // CHECK: %[[H:.*]] = llvm.insertvalue %{{.*}}[4, 1]
 // CHECK: llvm.call @two_layers_loop0(
 // CHECK: llvm.call @tprt_sgemm(
-// CHECK: llvm.call @_mlir_memref_to_llvm_alloc(
+// CHECK: llvm.call @_mlir_memref_to_llvm_aligned_alloc(
 // CHECK: %[[R:.*]] = llvm.insertvalue %{{.*}}[4, 1]
 // CHECK: llvm.call @two_layers_loop1(
 // CHECK-NEXT: %[[HP:.*]] = llvm.extractvalue %[[H]][0]
 // CHECK-NEXT: llvm.call @_mlir_memref_to_llvm_free(%[[HP]])
-// CHECK: llvm.call @_mlir_memref_to_llvm_alloc(
+// CHECK: llvm.call @_mlir_memref_to_llvm_aligned_alloc(
 // CHECK: llvm.call @two_layers_loop0(
 // CHECK: llvm.call @tprt_sgemm(
 // CHECK-NEXT: %[[RP:.*]] = llvm.extractvalue %[[R]][0]

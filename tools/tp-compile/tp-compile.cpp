@@ -417,6 +417,45 @@ int main(int argc, char **argv) {
     return 1;
   }
 
+  // `-o out/` (or an existing directory) means: build a program; so does
+  // any other name but `-` or `*.mlir` with a plan, since a plan is given to
+  // build a program (MLIR text of a plan needs --emit=sharded or a .mlir).
+  bool planGiven = !planFile.empty() || !meshSpec.empty() ||
+                   !planEntries.empty() || !dataParallel.empty();
+  if (!emit.getNumOccurrences() &&
+      (StringRef(outputFile).ends_with("/") ||
+       llvm::sys::fs::is_directory(outputFile) ||
+       (planGiven && outputFile != "-" &&
+        !StringRef(outputFile).ends_with(".mlir") &&
+        !explainSharding && !report.getNumOccurrences())))
+    emit = Emit::Program;
+  if (emit == Emit::Program && llvm::sys::fs::is_regular_file(outputFile)) {
+    llvm::errs() << "tp-compile: error: -o " << outputFile
+                 << " is a file; a program is a folder (program.so and "
+                    "manifest.json): name another\n";
+    return 1;
+  }
+  if (emit == Emit::Program && outputFile == "-") {
+    llvm::errs() << "tp-compile: error: --emit=program needs -o <directory>\n";
+    return 1;
+  }
+  // Kernel binaries and PTX need ptxas and libdevice (transcendentals).
+  if (target.cuda && (emit == Emit::Program || emit == Emit::Ptx)) {
+    target.cudaPath = tp::cudaToolkitPath(cudaPathOpt);
+    std::string libdevice = target.cudaPath + "/nvvm/libdevice/libdevice.10.bc";
+    if (!llvm::sys::fs::exists(libdevice)) {
+      llvm::errs() << "tp-compile: error: no CUDA toolkit at '"
+                   << target.cudaPath << "' (" << libdevice
+                   << " is missing); --cuda-path names it\n";
+      return 1;
+    }
+  }
+  // The model's SHA-256 (for the manifest) is read while tp compiles: a
+  // deep model's hundreds of MB take longer than the lowering alone.
+  std::shared_future<std::optional<std::string>> modelSha256;
+  if (emit == Emit::Program && !listModules)
+    modelSha256 = tp::startModelChecksum(inputFile);
+
   DialectRegistry registry;
   registerAllDialects(registry);
   registerAllExtensions(registry);
@@ -467,7 +506,7 @@ int main(int argc, char **argv) {
     pm.enableTiming(timing);
     pm.enableVerifier(verifyEach);
     addPasses(pm);
-    return tp::runAndVerify(pm, *module, verifyEach);
+    return tp::runAndVerify(pm, *module, verifyEach, timing);
   };
   if (!planFile.empty() || !planEntries.empty()) {
     // Fused projections the plan splits colwise get Megatron's strided
@@ -519,39 +558,6 @@ int main(int argc, char **argv) {
           pm.addPass(tp::createTPAutodiff(autodiff));
         })))
       return 1;
-  }
-  // `-o out/` (or an existing directory) means: build a program; so does
-  // any other name but `-` or `*.mlir` with a plan, since a plan is given to
-  // build a program (MLIR text of a plan needs --emit=sharded or a .mlir).
-  bool planGiven = !planFile.empty() || !meshSpec.empty() ||
-                   !planEntries.empty() || !dataParallel.empty();
-  if (!emit.getNumOccurrences() &&
-      (StringRef(outputFile).ends_with("/") ||
-       llvm::sys::fs::is_directory(outputFile) ||
-       (planGiven && outputFile != "-" &&
-        !StringRef(outputFile).ends_with(".mlir") &&
-        !explainSharding && !report.getNumOccurrences())))
-    emit = Emit::Program;
-  if (emit == Emit::Program && llvm::sys::fs::is_regular_file(outputFile)) {
-    llvm::errs() << "tp-compile: error: -o " << outputFile
-                 << " is a file; a program is a folder (program.so and "
-                    "manifest.json): name another\n";
-    return 1;
-  }
-  if (emit == Emit::Program && outputFile == "-") {
-    llvm::errs() << "tp-compile: error: --emit=program needs -o <directory>\n";
-    return 1;
-  }
-  // Kernel binaries and PTX need ptxas and libdevice (transcendentals).
-  if (target.cuda && (emit == Emit::Program || emit == Emit::Ptx)) {
-    target.cudaPath = tp::cudaToolkitPath(cudaPathOpt);
-    std::string libdevice = target.cudaPath + "/nvvm/libdevice/libdevice.10.bc";
-    if (!llvm::sys::fs::exists(libdevice)) {
-      llvm::errs() << "tp-compile: error: no CUDA toolkit at '"
-                   << target.cudaPath << "' (" << libdevice
-                   << " is missing); --cuda-path names it\n";
-      return 1;
-    }
   }
   bool sharding = !planFile.empty() || !meshSpec.empty() ||
                   !planEntries.empty() || !dataParallel.empty();
@@ -608,6 +614,7 @@ int main(int argc, char **argv) {
     llvm::SmallString<256> modelPath(inputFile);
     llvm::sys::fs::make_absolute(modelPath);
     program.modelPath = std::string(modelPath);
+    program.modelSha256 = modelSha256;
     program.target = target;
     if (verbose)
       program.progress = [](const std::string &m) { progress(m); };

@@ -337,8 +337,6 @@ def TPBufferizeStepSignature
                            "::mlir::memref::MemRefDialect"];
 }
 
-#endif // TP_CONVERSION_PASSES_TD
-
 def TPPackStepArguments : Pass<"tp-pack-step-arguments", "::mlir::ModuleOp"> {
   let summary = "The step takes one pointer to its memref descriptors";
   let description = [{
@@ -356,3 +354,28 @@ def TPPackStepArguments : Pass<"tp-pack-step-arguments", "::mlir::ModuleOp"> {
   }];
   let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
 }
+
+def TPBarePointerCalls : Pass<"tp-bare-pointer-calls", "::mlir::ModuleOp"> {
+  let summary = "Private functions take their buffers as bare pointers";
+  let description = [{
+    Runs right before the lowering to LLVM on the CPU. Marks `llvm.bareptr`
+    (MLIR's per-function bare-pointer calling convention, which
+    convert-to-llvm honours at the function and at each call) every
+    private function with a body that only `func.call` uses and whose
+    memref arguments and results all have static shapes, strides and
+    offsets: the layer functions of a deep step, called once per layer,
+    and the loop nests. Without it each memref crosses a call as its
+    whole descriptor (allocated and aligned pointer, offset, sizes,
+    strides): a layer's ~90 buffers became ~900 scalars at each of its
+    calls, half of the LLVM IR of a 96-layer training step, converted and
+    translated per layer.
+
+    The callee rebuilds each descriptor from the aligned pointer and the
+    static type, with the allocated pointer equal to it; a callee that
+    frees an argument (tp-free-after-last-use) therefore needs
+    allocations whose two pointers are equal, which
+    `finalize-memref-to-llvm{use-aligned-alloc}` gives.
+  }];
+}
+
+#endif // TP_CONVERSION_PASSES_TD

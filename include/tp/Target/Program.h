@@ -18,6 +18,8 @@
 #include "tp/Pipelines/Pipelines.h"
 #include "llvm/ADT/StringRef.h"
 #include <functional>
+#include <future>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -58,9 +60,18 @@ struct ProgramMemory {
   }
 };
 
+/// The SHA-256 of the file at `path` (lower-case hex; nullopt when it
+/// cannot be read), computed on another thread.
+std::shared_future<std::optional<std::string>>
+startModelChecksum(const std::string &path);
+
 struct ProgramOptions {
   std::string outDir;
   std::string modelPath;
+  /// startModelChecksum(modelPath), started early by the caller (a deep
+  /// model's hundreds of MB take longer than the lowering); when not
+  /// valid, emitProgram starts it.
+  std::shared_future<std::optional<std::string>> modelSha256;
   /// cpu, or cuda (kernels for target.arch).
   Target target;
   /// Called with a line per stage (tp-compile -v), or empty.
@@ -78,7 +89,9 @@ struct ProgramOptions {
 /// Runs `pm` on `module`; unless the pass manager verified after every pass
 /// (`verifyEach`), verifies the result once. Verifying a deep model's
 /// module after each of some fifty passes took a tenth of its compile time.
-LogicalResult runAndVerify(PassManager &pm, ModuleOp module, bool verifyEach);
+/// The verification's time goes to `timing` ("verify the IR").
+LogicalResult runAndVerify(PassManager &pm, ModuleOp module, bool verifyEach,
+                           TimingScope &timing);
 
 /// Lowers `module` (partitioned, tp ops on local shapes) to LLVM, emits an
 /// object for the host CPU, links out/program.so with the system linker and

@@ -60,9 +60,10 @@ int64_t allocationBytes(memref::AllocOp alloc) {
   int64_t bits =
       type.getElementType().isIndex() ? 64 : type.getElementTypeBitWidth();
   int64_t bytes = type.getNumElements() * llvm::divideCeil(bits, 8);
-  // finalize-memref-to-llvm aligns by hand: it asks for `alignment` bytes
-  // more.
-  return llvm::alignTo(bytes + alloc.getAlignment().value_or(0), kGranule);
+  // finalize-memref-to-llvm{use-aligned-alloc} rounds the size up to the
+  // alignment, and the runtime's allocator to its 64-byte granule.
+  return llvm::alignTo(bytes, std::max<int64_t>(
+                                  kGranule, alloc.getAlignment().value_or(0)));
 }
 
 /// The buffer's one memref.dealloc when it is in `op`'s block and `op` is

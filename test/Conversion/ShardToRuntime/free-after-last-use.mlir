@@ -2,15 +2,15 @@
 // buffers at its end; each dealloc moves to just after the last use of the
 // buffer or of a view of it, and the module records the planned peak of
 // temporary bytes (each buffer as the runtime's allocator is asked for it:
-// its bytes, plus its alignment, which the lowering adds to align by hand,
-// rounded up to 64 bytes).
+// its bytes rounded up to its alignment, as aligned_alloc is called, and
+// to the allocator's 64 bytes).
 // RUN: tp-opt %s -split-input-file --tp-free-after-last-use | FileCheck %s
 
 // A chain: each buffer is freed once the next one is written, so at most
-// two are alive at once instead of three: 64 + (64 + 64) bytes. The last
+// two are alive at once instead of three: 64 + 64 bytes. The last
 // one, copied to the result last, is the result's own buffer
 // (result-copies-to-out-params.mlir).
-// CHECK: module attributes {tp.peak_temporary_bytes = 192 : i64}
+// CHECK: module attributes {tp.peak_temporary_bytes = 128 : i64}
 // CHECK-LABEL: func.func @chain
 // CHECK-SAME: (%{{.*}}: memref<16xf32>, %[[OUT:.*]]: memref<16xf32>)
 // CHECK: %[[A:.*]] = memref.alloc() : memref<16xf32>

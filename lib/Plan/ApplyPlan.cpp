@@ -417,6 +417,8 @@ LogicalResult PlanApplier::applyIO(bool inputs) {
     }
   }
   auto &out = inputs ? args : results;
+  // Sized once: an annotation moves at each rehash.
+  out.reserve(count);
   llvm::StringSet<> weightNames = weightAndStateNames(func);
   for (unsigned i = 0; i < count; ++i) {
     StringAttr name = nameOf(i);

@@ -271,10 +271,8 @@ tp::startModelChecksum(const std::string &path) {
   });
 }
 
-LogicalResult tp::runAndVerify(PassManager &pm, ModuleOp module,
-                               bool verifyEach, TimingScope &timing) {
-  if (failed(pm.run(module)))
-    return failure();
+LogicalResult tp::verifyStage(ModuleOp module, bool verifyEach,
+                              TimingScope &timing) {
   TimingScope verifyTiming = timing.nest("verify the IR");
   if (verifyEach || succeeded(verify(module)))
     return success();
@@ -318,7 +316,7 @@ LogicalResult tp::emitProgram(ModuleOp module,
       failed(buildBufferizeToLLVMPipeline(toLLVM, options.target,
                                           /*packStepArguments=*/true)))
     return emitError(module.getLoc(), "internal: cannot build the lowering");
-  if (failed(runAndVerify(toCalls, module, options.verifyEach, timing)))
+  if (failed(toCalls.run(module)))
     return failure();
   TimingScope sha256Timing = timing.nest("model checksum: the wait for it");
   std::optional<std::string> sha256 = modelSha256.get();
@@ -351,7 +349,8 @@ LogicalResult tp::emitProgram(ModuleOp module,
                      std::to_string(tpTarget.blockSize) +
                      " threads) on the CPU, lowering to LLVM (BLAS calls)"
                : "bufferizing and lowering to LLVM (loops, BLAS calls)");
-  if (failed(runAndVerify(toLLVM, module, options.verifyEach, timing)))
+  if (failed(toLLVM.run(module)) ||
+      failed(verifyStage(module, options.verifyEach, timing)))
     return failure();
   // Results tp-find-in-place-updates lets the runtime write into their
   // argument's buffer (CPU programs; a CUDA program's buffers are staged).

@@ -257,8 +257,9 @@ cl::opt<bool> verbose("v", cl::desc("Print one progress line per stage"),
 cl::opt<bool> verifyEach(
     "verify-each",
     cl::desc("Verify the IR after every pass, to find the pass that broke "
-             "it (slower on deep models; by default the IR is verified once "
-             "after each stage)"),
+             "it (slower on deep models; by default the IR is verified where "
+             "it leaves a phase: the per-device program before it is lowered "
+             "or written, the LLVM dialect before translation)"),
     cl::init(false), cl::cat(category));
 
 /// --report, pipelines: per stage the planned peak of temporaries and
@@ -506,7 +507,7 @@ int main(int argc, char **argv) {
     pm.enableTiming(timing);
     pm.enableVerifier(verifyEach);
     addPasses(pm);
-    return tp::runAndVerify(pm, *module, verifyEach, timing);
+    return pm.run(*module);
   };
   if (!planFile.empty() || !planEntries.empty()) {
     // Fused projections the plan splits colwise get Megatron's strided
@@ -608,6 +609,9 @@ int main(int argc, char **argv) {
     if (report.getNumOccurrences())
       tp::printCollectiveReport(*module, llvm::outs(), report == "json");
   }
+  // The program tp's stages built, before it is lowered or written.
+  if (failed(tp::verifyStage(*module, verifyEach, timing)))
+    return 1;
   if (emit == Emit::Program) {
     tp::ProgramOptions program;
     program.outDir = outputFile;
@@ -654,8 +658,10 @@ int main(int argc, char **argv) {
   }
   if (emit != Emit::TP && !cudaStage) {
     progress("lowering to linalg");
-    if (failed(runPasses(
-            [&](PassManager &pm) { pm.addPass(tp::createTPLowerToLinalg()); })))
+    if (failed(runPasses([&](PassManager &pm) {
+          pm.addPass(tp::createTPLowerToLinalg());
+        })) ||
+        failed(tp::verifyStage(*module, verifyEach, timing)))
       return 1;
   }
   // Reports own stdout unless -o names a file.

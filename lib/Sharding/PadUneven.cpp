@@ -66,6 +66,12 @@ private:
   std::map<std::pair<void *, std::string>, Value> converted, masked;
   std::map<std::string, Value> maskConstants;
 
+  /// `v`'s type in the global program (its own type until it is padded).
+  RankedTensorType globalType(Value v) const {
+    if (RankedTensorType t = globalTypes.lookup(v))
+      return t;
+    return cast<RankedTensorType>(v.getType());
+  }
   TensorSharding layoutOf(Operation *op, StringRef attrName, unsigned i,
                           int64_t rank) const;
   TensorPadding wholeDims(RankedTensorType type,
@@ -82,8 +88,8 @@ private:
   LogicalResult padOp(Operation *op, const std::optional<ShardingRule> &rule);
   /// Whether any argument (in `argPadding`), op or result is padded (a
   /// split that does not divide somewhere).
-  bool anyPadding(ArrayRef<TensorPadding> argPadding, ArrayRef<Operation *> ops,
-                  ArrayRef<std::optional<ShardingRule>> rules) const;
+  bool anyPadding(ArrayRef<TensorPadding> argPadding,
+                  ArrayRef<Operation *> ops) const;
   /// Notes the padding of `op`'s results on it, for tp-partition.
   void record(Operation *op);
   void setAttrs(Operation *op, ArrayRef<TensorSharding> ins,
@@ -153,7 +159,7 @@ OpPadding Padder::paddingOf(Operation *op, const ShardingRule &rule) const {
     out.factorPadded.push_back(roundUp(rule.sizes[f], split[f]));
   auto tensor = [&](const TensorFactors &dims, Value v) {
     TensorPadding t;
-    auto shape = globalTypes.lookup(v).getShape();
+    auto shape = globalType(v).getShape();
     for (auto [d, factors] : llvm::enumerate(dims)) {
       // A dim the rule does not factor exactly (a concat's operands along
       // its axis share the result's factor) is whole: it is never split.
@@ -351,12 +357,12 @@ OpPadding Padder::opPadding(Operation *op,
     return paddingOf(op, *rule);
   OpPadding pads;
   for (auto [i, v] : llvm::enumerate(op->getOperands())) {
-    RankedTensorType type = globalTypes.lookup(v);
+    RankedTensorType type = globalType(v);
     pads.operands.push_back(wholeDims(
         type, layoutOf(op, kInShardingsAttr, i, type.getRank())));
   }
   for (auto [i, v] : llvm::enumerate(op->getResults())) {
-    RankedTensorType type = globalTypes.lookup(v);
+    RankedTensorType type = globalType(v);
     pads.results.push_back(wholeDims(
         type, layoutOf(op, kOutShardingsAttr, i, type.getRank())));
   }
@@ -428,12 +434,14 @@ LogicalResult Padder::padOp(Operation *op,
 }
 
 bool Padder::anyPadding(ArrayRef<TensorPadding> argPadding,
-                        ArrayRef<Operation *> ops,
-                        ArrayRef<std::optional<ShardingRule>> rules) const {
+                        ArrayRef<Operation *> ops) const {
   if (llvm::any_of(argPadding,
                    [](const TensorPadding &t) { return isPadded(t); }))
     return true;
-  for (auto [op, rule] : llvm::zip_equal(ops, rules)) {
+  // Each rule is dropped once read: kept for every op of a deep model,
+  // they were megabytes of fresh pages for an answer that is mostly no.
+  for (Operation *op : ops) {
+    std::optional<ShardingRule> rule = getShardingRule(op);
     OpPadding p = opPadding(op, rule);
     if (rule ? p.factorPadded != rule->sizes
              : llvm::any_of(llvm::concat<const TensorPadding>(p.operands,
@@ -446,16 +454,9 @@ bool Padder::anyPadding(ArrayRef<TensorPadding> argPadding,
 
 LogicalResult Padder::run() {
   Block &body = func.getBody().front();
-  // The rules read the global shapes, so they are all taken before any op
-  // is padded; kept beside the ops (a map of rules, rehashed as it grows,
-  // moved every rule several times).
   size_t numOps = body.getOperations().size();
   SmallVector<Operation *> ops;
-  std::vector<std::optional<ShardingRule>> rules;
   ops.reserve(numOps);
-  rules.reserve(numOps);
-  globalTypes.reserve(numOps + body.getNumArguments());
-  padding.reserve(numOps + body.getNumArguments());
   for (Operation &op : body) {
     for (Value v : llvm::concat<Value>(op.getOperands(), op.getResults()))
       if (!isa<RankedTensorType>(v.getType()))
@@ -465,18 +466,13 @@ LogicalResult Padder::run() {
                << v.getType(),
                failure();
     ops.push_back(&op);
-    rules.push_back(getShardingRule(&op));
-    for (Value v : op.getResults())
-      globalTypes[v] = cast<RankedTensorType>(v.getType());
   }
-  for (BlockArgument arg : body.getArguments()) {
+  for (BlockArgument arg : body.getArguments())
     if (!isa<RankedTensorType>(arg.getType()))
       return emitError(arg.getLoc())
                  << "tp-pad-uneven expects ranked tensor arguments, not "
                  << arg.getType(),
              failure();
-    globalTypes[arg] = cast<RankedTensorType>(arg.getType());
-  }
   SmallVector<TensorPadding> argPadding;
   for (BlockArgument arg : body.getArguments()) {
     auto type = cast<RankedTensorType>(arg.getType());
@@ -494,8 +490,22 @@ LogicalResult Padder::run() {
   // Most plans split evenly: then no tensor is padded and every op reads
   // what its producer wrote, so the function stays as it is (a deep
   // model's thousands of ops need no conversions looked up).
-  if (!anyPadding(argPadding, ops, rules))
+  if (!anyPadding(argPadding, ops))
     return success();
+  // The rules and shapes of the global program, taken before any op is
+  // padded; the rules kept beside the ops (a map of rules, rehashed as it
+  // grows, moved every rule several times).
+  std::vector<std::optional<ShardingRule>> rules;
+  rules.reserve(numOps);
+  globalTypes.reserve(numOps + body.getNumArguments());
+  padding.reserve(numOps + body.getNumArguments());
+  for (Operation *op : ops) {
+    rules.push_back(getShardingRule(op));
+    for (Value v : op->getResults())
+      globalTypes[v] = cast<RankedTensorType>(v.getType());
+  }
+  for (BlockArgument arg : body.getArguments())
+    globalTypes[arg] = cast<RankedTensorType>(arg.getType());
   for (auto [arg, argPad] : llvm::zip_equal(body.getArguments(), argPadding)) {
     auto type = cast<RankedTensorType>(arg.getType());
     padding[arg] = argPad;

@@ -41,7 +41,7 @@ struct TPOutlineLoopNestsPass
     ModuleOp module = getOperation();
     IRRewriter rewriter(module.getContext());
     // One function per distinct nest: a model's repeated layers compile once.
-    llvm::StringMap<func::FuncOp> nestByBody;
+    tp::EquivalentFunctions nests;
     for (auto func : llvm::to_vector(module.getOps<func::FuncOp>())) {
       if (func.isExternal())
         continue;
@@ -73,10 +73,9 @@ struct TPOutlineLoopNestsPass
         rewriter.eraseOp(region);
         outlinedAny = true;
         tp::keepOutOfLine(*outlined);
-        auto [it, isNew] =
-            nestByBody.try_emplace(tp::functionBodyKey(*outlined), *outlined);
-        if (!isNew) {
-          call.setCallee(it->second.getSymName());
+        func::FuncOp same = nests.lookupOrAdd(*outlined);
+        if (same != *outlined) {
+          call.setCallee(same.getSymName());
           rewriter.eraseOp(*outlined);
           --count;
         }

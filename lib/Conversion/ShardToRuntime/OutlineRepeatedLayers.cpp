@@ -186,7 +186,8 @@ struct TPOutlineRepeatedLayersPass
       SmallVector<Run> runs = findRuns(func.getBody().front());
       // Which layers share each run's function: only runs that repeat are
       // outlined.
-      llvm::StringMap<std::pair<func::FuncOp, const Run *>> byBody;
+      tp::EquivalentFunctions bodies;
+      SmallVector<std::pair<func::FuncOp, const Run *>> distinct;
       SmallVector<std::pair<func::CallOp, const Run *>> calls;
       int count = 0;
       for (const Run &run : runs) {
@@ -196,10 +197,11 @@ struct TPOutlineRepeatedLayersPass
         if (failed(call))
           return signalPassFailure();
         auto callee = module.lookupSymbol<func::FuncOp>(name);
-        auto [it, isNew] =
-            byBody.try_emplace(tp::functionBodyKey(callee), callee, &run);
-        if (!isNew) {
-          call->setCallee(it->second.first.getSymName());
+        func::FuncOp same = bodies.lookupOrAdd(callee);
+        if (same == callee) {
+          distinct.push_back({callee, &run});
+        } else {
+          call->setCallee(same.getSymName());
           rewriter.eraseOp(callee);
           --count;
         }
@@ -209,8 +211,7 @@ struct TPOutlineRepeatedLayersPass
       DenseMap<StringRef, int> uses;
       for (auto &[call, run] : calls)
         ++uses[call.getCallee()];
-      for (auto &shared : byBody) {
-        auto [callee, run] = shared.second;
+      for (auto [callee, run] : distinct) {
         if (repeats(uses.lookup(callee.getSymName()))) {
           tp::keepOutOfLine(callee);
           nameAfterEveryLayer(callee, *run);

@@ -5,15 +5,37 @@
 
 using namespace mlir;
 
-std::string tp::functionBodyKey(func::FuncOp func) {
-  StringAttr name = func.getSymNameAttr();
-  func.setSymName("_");
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  // Verified already; printing would verify each layer again.
-  func->print(os, OpPrintingFlags().useLocalScope().enableDebugInfo(false).assumeVerified());
-  func.setSymNameAttr(name);
-  return text;
+/// The function's attributes but its name.
+static SmallVector<NamedAttribute> attrsButName(func::FuncOp func) {
+  SmallVector<NamedAttribute> attrs;
+  for (NamedAttribute attr : func->getAttrs())
+    if (attr.getName() != func.getSymNameAttrName())
+      attrs.push_back(attr);
+  return attrs;
+}
+
+func::FuncOp tp::EquivalentFunctions::lookupOrAdd(func::FuncOp func) {
+  llvm::hash_code hash = hash_value(func.getFunctionType());
+  for (NamedAttribute attr : attrsButName(func))
+    hash = llvm::hash_combine(hash, attr.getName(), attr.getValue());
+  // The body's ops (the function's own name is not hashed).
+  func.getBody().walk([&](Operation *op) {
+    hash = llvm::hash_combine(
+        hash, OperationEquivalence::computeHash(
+                  op, OperationEquivalence::ignoreHashValue,
+                  OperationEquivalence::ignoreHashValue,
+                  OperationEquivalence::IgnoreLocations));
+  });
+  SmallVector<func::FuncOp, 1> &same = byHash[unsigned(size_t(hash))];
+  for (func::FuncOp seen : same)
+    if (seen.getFunctionType() == func.getFunctionType() &&
+        attrsButName(seen) == attrsButName(func) &&
+        OperationEquivalence::isRegionEquivalentTo(
+            &seen.getBody(), &func.getBody(),
+            OperationEquivalence::IgnoreLocations))
+      return seen;
+  same.push_back(func);
+  return func;
 }
 
 void tp::keepOutOfLine(func::FuncOp func) {

@@ -15,6 +15,8 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
 
+#include <deque>
+
 namespace mlir::tp {
 #define GEN_PASS_DEF_TPPARTITION
 #include "tp/Sharding/Passes.h.inc"
@@ -36,7 +38,14 @@ private:
   const Mesh &mesh;
   OpBuilder b;
   /// Old (global) value -> its layout and its per-device replacement.
-  DenseMap<Value, TensorSharding> layouts;
+  /// Each value's layout; kept out of the map (a layout is ~150 bytes that
+  /// every rehash moved, for the tens of thousands of values of a deep
+  /// step).
+  DenseMap<Value, const TensorSharding *> layouts;
+  std::deque<TensorSharding> layoutStore;
+  void setLayout(Value v, TensorSharding layout) {
+    layouts[v] = &layoutStore.emplace_back(std::move(layout));
+  }
   DenseMap<Value, Value> local;
   /// Global types of the arguments, whose types become local first.
   DenseMap<Value, RankedTensorType> argTypes;
@@ -123,7 +132,8 @@ void Partitioner::notePadding(Operation *collective, Value global,
 /// slices.
 Value Partitioner::reshard(Value global, const TensorSharding &to,
                            Location loc) {
-  TensorSharding cur = layouts.lookup(global);
+  const TensorSharding *known = layouts.lookup(global);
+  TensorSharding cur = known ? *known : TensorSharding();
   Value v = local.lookup(global);
   if (cur == to)
     return v;
@@ -293,9 +303,9 @@ bool Partitioner::partitionPartialSum(Operation *op) {
     return false;
   auto lx = layouts.find(x), ly = layouts.find(y);
   if (lx == layouts.end() || ly == layouts.end() ||
-      lx->second.partial.empty() || !(lx->second == ly->second))
+      lx->second->partial.empty() || !(*lx->second == *ly->second))
     return false;
-  TensorSharding sum = lx->second;
+  TensorSharding sum = *lx->second;
   auto ins = op->getAttrOfType<ArrayAttr>(kInShardingsAttr);
   for (unsigned i = 0; i < 2; ++i) {
     auto want = read(ins ? ins[i] : Attribute(), op->getOperand(i),
@@ -309,7 +319,7 @@ bool Partitioner::partitionPartialSum(Operation *op) {
           ? AddOp::create(b, op->getLoc(), lhs.getType(), lhs, rhs)
           : SubOp::create(b, op->getLoc(), lhs.getType(), lhs, rhs);
   local[r] = newOp->getResult(0);
-  layouts[r] = sum;
+  setLayout(r, std::move(sum));
   return true;
 }
 
@@ -432,7 +442,7 @@ LogicalResult Partitioner::partitionOp(Operation *op) {
       newOp->setAttr(name, mark);
   for (auto [i, r] : llvm::enumerate(op->getResults())) {
     local[r] = newOp->getResult(i);
-    layouts[r] = outLayouts[i];
+    setLayout(r, outLayouts[i]);
   }
   return success();
 }
@@ -445,7 +455,7 @@ LogicalResult Partitioner::run() {
                   arg.getLoc());
     if (failed(s))
       return failure();
-    layouts[arg] = *s;
+    setLayout(arg, *s);
     local[arg] = arg;
     argTypes[arg] = cast<RankedTensorType>(arg.getType());
     arg.setType(s->localType(argTypes[arg], mesh));

@@ -112,7 +112,8 @@ def main():
 def report(args, rows, modes, breakdown, deepest):
     out = ["### tp-compile against depth (`bench/compile.py`)", "",
            f"Command: `/usr/bin/python3 bench/compile.py --tp-bin build/bin --depths {args.depths} "
-           f"--train-depth-max {args.train_depth_max} --markdown docs/Performance.md`. "
+           f"--train-depth-max {args.train_depth_max} --repeat {args.repeat} "
+           "--markdown docs/Performance.md`. "
            f"Machine: {cpu_model()}, {os.cpu_count()} cores.", "",
            "The bench transformer at hidden 256, ffn 1024, 4 heads, 64 tokens; the Megatron "
            f"plan on tp=2. Wall seconds (the fastest of {args.repeat} compiles) and peak "

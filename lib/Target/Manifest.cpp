@@ -119,6 +119,10 @@ tp::buildManifest(ModuleOp module, func::FuncOp func,
 
   llvm::json::Array args, results;
   unsigned numArgs = func.getNumArguments();
+  // Sized once: json::Value's move is not noexcept, so a growing array
+  // deep-copies every entry (thousands for a deep training step).
+  args.reserve(numArgs);
+  results.reserve(func.getNumResults());
   if (global.size() != numArgs + func.getNumResults())
     return error("internal: the program's signature does not match the "
                  "imported model's");

@@ -455,24 +455,12 @@ bool Padder::anyPadding(ArrayRef<TensorPadding> argPadding,
 LogicalResult Padder::run() {
   Block &body = func.getBody().front();
   size_t numOps = body.getOperations().size();
+  if (failed(checkGlobalTensors(func, "tp-pad-uneven")))
+    return failure();
   SmallVector<Operation *> ops;
   ops.reserve(numOps);
-  for (Operation &op : body) {
-    for (Value v : llvm::concat<Value>(op.getOperands(), op.getResults()))
-      if (!isa<RankedTensorType>(v.getType()))
-        return op.emitOpError("tp-pad-uneven expects ranked tensors on the "
-                              "global program (it runs before tp-partition), "
-                              "not ")
-               << v.getType(),
-               failure();
+  for (Operation &op : body)
     ops.push_back(&op);
-  }
-  for (BlockArgument arg : body.getArguments())
-    if (!isa<RankedTensorType>(arg.getType()))
-      return emitError(arg.getLoc())
-                 << "tp-pad-uneven expects ranked tensor arguments, not "
-                 << arg.getType(),
-             failure();
   SmallVector<TensorPadding> argPadding;
   for (BlockArgument arg : body.getArguments()) {
     auto type = cast<RankedTensorType>(arg.getType());

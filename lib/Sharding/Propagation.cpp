@@ -469,22 +469,8 @@ void Propagator::commit(Node &node) {
 }
 
 LogicalResult Propagator::run() {
-  // An already partitioned or lowered program is not what the pass reads:
-  // an error that says where the pass belongs, not a crash.
-  Block &body = func.getBody().front();
-  for (BlockArgument arg : body.getArguments())
-    if (!isa<RankedTensorType>(arg.getType()))
-      return emitError(arg.getLoc())
-             << "tp-propagate-sharding expects ranked tensor arguments, not "
-             << arg.getType();
-  for (Operation &op : body)
-    for (Value v : llvm::concat<Value>(op.getOperands(), op.getResults()))
-      if (!isa<RankedTensorType>(v.getType()))
-        return op.emitOpError("tp-propagate-sharding expects ranked tensors "
-                              "on the global program (it runs before "
-                              "tp-partition), not ")
-               << v.getType();
-  if (failed(seed()))
+  if (failed(checkGlobalTensors(func, "tp-propagate-sharding")) ||
+      failed(seed()))
     return failure();
   for (auto [i, node] : llvm::enumerate(nodes))
     for (Hints *h : node.tensors)

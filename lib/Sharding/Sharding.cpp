@@ -175,3 +175,21 @@ std::string TensorSharding::describe(const Mesh &mesh) const {
   }
   return s;
 }
+
+LogicalResult tp::checkGlobalTensors(func::FuncOp func, StringRef pass) {
+  Block &body = func.getBody().front();
+  for (Operation &op : body)
+    for (Value v : llvm::concat<Value>(op.getOperands(), op.getResults()))
+      if (!isa<RankedTensorType>(v.getType()))
+        return op.emitOpError()
+               << pass
+               << " expects ranked tensors on the global program (it runs "
+                  "before tp-partition), not "
+               << v.getType();
+  for (BlockArgument arg : body.getArguments())
+    if (!isa<RankedTensorType>(arg.getType()))
+      return emitError(arg.getLoc())
+             << pass << " expects ranked tensor arguments, not "
+             << arg.getType();
+  return success();
+}

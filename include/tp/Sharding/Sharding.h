@@ -42,6 +42,11 @@ struct Mesh {
 
 /// The mesh of `module`, or an error if it has none.
 FailureOr<Mesh> getMesh(ModuleOp module);
+
+/// Whether `func`'s body reads and makes ranked tensors only, as the global
+/// program does before tp-partition; else `pass`'s error naming the op or
+/// argument (tp-opt on an already partitioned or lowered program).
+LogicalResult checkGlobalTensors(func::FuncOp func, StringRef pass);
 /// Adds (or replaces) the module's mesh.
 void setMesh(ModuleOp module, const Mesh &mesh);
 

@@ -53,15 +53,45 @@ struct Hints {
 /// operands followed by its results.
 struct Node {
   Operation *op = nullptr;
-  ShardingRule rule;
-  SmallVector<Hints *> tensors;
+  /// Shared by every op of the same kind, attributes and types.
+  const ShardingRule *rule = nullptr;
+  SmallVector<Hints *, 4> tensors;
   unsigned numOperands = 0;
   /// Some tensor's hints changed since this node's last visit (a visit of a
   /// node whose hints did not change changes nothing).
   bool dirty = true;
 
   const TensorFactors &factorsOf(unsigned t) const {
-    return t < numOperands ? rule.operands[t] : rule.results[t - numOperands];
+    return t < numOperands ? rule->operands[t] : rule->results[t - numOperands];
+  }
+};
+
+/// Ops whose rules are equal: the same name, attributes, properties and
+/// operand and result types (a rule reads nothing else). A deep model's
+/// step has tens of thousands of ops but a few hundred distinct rules.
+struct SameRuleInfo : DenseMapInfo<Operation *> {
+  static unsigned getHashValue(const Operation *cop) {
+    auto *op = const_cast<Operation *>(cop);
+    llvm::hash_code hash = OperationEquivalence::computeHash(
+        op, OperationEquivalence::ignoreHashValue,
+        OperationEquivalence::ignoreHashValue,
+        OperationEquivalence::IgnoreLocations);
+    for (Type t : op->getOperandTypes())
+      hash = llvm::hash_combine(hash, t);
+    return hash;
+  }
+  static bool isEqual(const Operation *clhs, const Operation *crhs) {
+    if (clhs == crhs)
+      return true;
+    if (clhs == getEmptyKey() || clhs == getTombstoneKey() ||
+        crhs == getEmptyKey() || crhs == getTombstoneKey())
+      return false;
+    // Operands compare by type only (isEquivalentTo compares types before
+    // it asks about values).
+    return OperationEquivalence::isEquivalentTo(
+        const_cast<Operation *>(clhs), const_cast<Operation *>(crhs),
+        OperationEquivalence::ignoreValueEquivalence, /*markEquivalent=*/nullptr,
+        OperationEquivalence::IgnoreLocations);
   }
 };
 
@@ -73,17 +103,23 @@ struct Assignment {
 
 class Propagator {
 public:
-  Propagator(func::FuncOp func, const Mesh &mesh) : func(func), mesh(mesh) {}
+  Propagator(func::FuncOp func, const Mesh &mesh, bool recordOrigins)
+      : func(func), mesh(mesh), recordOrigins(recordOrigins) {}
   LogicalResult run();
 
 private:
   func::FuncOp func;
   const Mesh &mesh;
+  /// Whether to write tp.sharding_origin (only --explain-sharding reads it).
+  bool recordOrigins;
   /// Every value's hints; a deque keeps them in place as it grows.
   std::deque<Hints> hintStore;
   DenseMap<Value, Hints *> valueHints;
   SmallVector<std::unique_ptr<Hints>> returnHints;
   std::vector<Node> nodes;
+  /// Rules, one per kind of op (a deque keeps them in place as it grows).
+  std::deque<ShardingRule> ruleStore;
+  DenseMap<Operation *, const ShardingRule *, SameRuleInfo> ruleOf;
 
   Hints &hintsOf(Value v);
   LogicalResult seed();
@@ -105,6 +141,31 @@ Hints &Propagator::hintsOf(Value v) {
     h->dims.resize(cast<RankedTensorType>(v.getType()).getRank());
   }
   return *h;
+}
+
+/// The rule of an op tp has none for: every dim whole; warns, naming the
+/// ONNX node.
+static ShardingRule replicatedRule(Operation &op) {
+  std::string where = onnxNodeName(op.getLoc());
+  auto diag = op.emitWarning()
+              << "no sharding rule for '" << op.getName() << "'";
+  if (!where.empty())
+    diag << " (ONNX node '" << where << "')";
+  diag << "; it runs replicated";
+  ShardingRule rule;
+  for (Value v : op.getOperands()) {
+    TensorFactors dims;
+    for (int64_t size : cast<RankedTensorType>(v.getType()).getShape())
+      dims.push_back({rule.addFactor(size, FactorKind::Replicated)});
+    rule.operands.push_back(dims);
+  }
+  for (Value v : op.getResults()) {
+    TensorFactors dims;
+    for (int64_t size : cast<RankedTensorType>(v.getType()).getShape())
+      dims.push_back({rule.addFactor(size, FactorKind::Replicated)});
+    rule.results.push_back(dims);
+  }
+  return rule;
 }
 
 /// Reads the plan's annotations: func args and results (tp.sharding arg /
@@ -164,53 +225,44 @@ LogicalResult Propagator::seed() {
     returnHints.push_back(std::move(h));
   }
 
-  // Node holds SmallVectors, whose moves std::vector does not trust: no
+  // Node holds a SmallVector, whose moves std::vector does not trust: no
   // reallocation copies them.
   nodes.reserve(func.getBody().front().getOperations().size());
   valueHints.reserve(nodes.capacity() + func.getNumArguments());
 
   for (Operation &op : func.getBody().front()) {
-    // Built in place: a node is a few hundred bytes of inline vectors.
     Node &node = nodes.emplace_back();
     node.op = &op;
     node.numOperands = op.getNumOperands();
     if (auto ret = dyn_cast<func::ReturnOp>(op)) {
       // The return reads its operands into the function's results.
+      ShardingRule &rule = ruleStore.emplace_back();
       for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
         TensorFactors dims;
         for (int64_t size : cast<RankedTensorType>(v.getType()).getShape())
-          dims.push_back({node.rule.addFactor(size, FactorKind::Parallel)});
-        node.rule.operands.push_back(dims);
-        node.rule.results.push_back(dims);
+          dims.push_back({rule.addFactor(size, FactorKind::Parallel)});
+        rule.operands.push_back(dims);
+        rule.results.push_back(dims);
         node.tensors.push_back(&hintsOf(v));
       }
+      node.rule = &rule;
       for (auto &h : returnHints)
         node.tensors.push_back(h.get());
       continue;
     }
-    std::optional<ShardingRule> rule = getShardingRule(&op);
-    if (!rule) {
-      std::string where = onnxNodeName(op.getLoc());
-      auto diag = op.emitWarning()
-                  << "no sharding rule for '" << op.getName() << "'";
-      if (!where.empty())
-        diag << " (ONNX node '" << where << "')";
-      diag << "; it runs replicated";
-      rule.emplace();
-      for (Value v : op.getOperands()) {
-        TensorFactors dims;
-        for (int64_t size : cast<RankedTensorType>(v.getType()).getShape())
-          dims.push_back({rule->addFactor(size, FactorKind::Replicated)});
-        rule->operands.push_back(dims);
-      }
-      for (Value v : op.getResults()) {
-        TensorFactors dims;
-        for (int64_t size : cast<RankedTensorType>(v.getType()).getShape())
-          dims.push_back({rule->addFactor(size, FactorKind::Replicated)});
-        rule->results.push_back(dims);
+    const ShardingRule *&shared = ruleOf[&op];
+    if (!shared) {
+      std::optional<ShardingRule> rule = getShardingRule(&op);
+      if (!rule) {
+        // Warned once per op, not once per kind: each names its node.
+        ruleOf.erase(&op);
+        node.rule = &ruleStore.emplace_back(replicatedRule(op));
+      } else {
+        shared = &ruleStore.emplace_back(std::move(*rule));
       }
     }
-    node.rule = std::move(*rule);
+    if (!node.rule)
+      node.rule = shared;
     for (Value v : op.getOperands())
       node.tensors.push_back(&hintsOf(v));
     for (Value v : op.getResults())
@@ -232,7 +284,7 @@ LogicalResult Propagator::seed() {
 /// strongest level first; an axis serves one factor, Replicated factors get
 /// none, and a factor only takes axes that divide it.
 Assignment Propagator::assign(const Node &node) const {
-  const ShardingRule &rule = node.rule;
+  const ShardingRule &rule = *node.rule;
   struct Candidate {
     int factor;
     SmallVector<int> axes;
@@ -328,7 +380,7 @@ SmallVector<int> Propagator::project(const Node &node, const Assignment &a,
       split *= mesh.sizes[axis];
     }
     level = std::min(level, a.level[f]);
-    if (split != node.rule.sizes[f])
+    if (split != node.rule->sizes[f])
       break;
   }
   return axes;
@@ -357,7 +409,7 @@ bool Propagator::setHint(Hints &h, unsigned dim, ArrayRef<int> axes,
     }
   }
   cur = DimHint{SmallVector<int, 2>(axes), level};
-  if (h.origin.empty())
+  if (recordOrigins && h.origin.empty())
     h.origin = origin();
   return true;
 }
@@ -411,8 +463,8 @@ void Propagator::commit(Node &node) {
       s.dims.push_back(project(node, a, factors, level));
     }
     if (withPartial)
-      for (int f = 0; f < node.rule.numFactors(); ++f)
-        if (node.rule.kinds[f] == FactorKind::Reduction)
+      for (int f = 0; f < node.rule->numFactors(); ++f)
+        if (node.rule->kinds[f] == FactorKind::Reduction)
           llvm::append_range(s.partial, a.axes[f]);
     llvm::sort(s.partial);
     return s.toAttr(ctx, mesh);
@@ -433,7 +485,7 @@ void Propagator::commit(Node &node) {
         ins[i] = pinned.toAttr(ctx, mesh);
       }
       attrs.result(i).set(kShardingAttr, ins[i]);
-      if (!returnHints[i]->origin.empty())
+      if (recordOrigins && !returnHints[i]->origin.empty())
         attrs.result(i).set(kOriginAttr,
                             b.getStringAttr(returnHints[i]->origin));
     }
@@ -441,14 +493,16 @@ void Propagator::commit(Node &node) {
   } else {
     // A partial sum comes from the split reduction factor; name its source.
     std::string partialOrigin;
-    for (int f = 0; f < node.rule.numFactors(); ++f)
-      if (node.rule.kinds[f] == FactorKind::Reduction && !a.axes[f].empty() &&
+    for (int f = 0; f < node.rule->numFactors(); ++f)
+      if (node.rule->kinds[f] == FactorKind::Reduction && !a.axes[f].empty() &&
           a.source[f] >= 0 && a.source[f] < int(node.numOperands))
         partialOrigin = "partial sum: the summed dim is split like operand " +
                         describeValue(node.op->getOperand(a.source[f]));
     for (unsigned t = node.numOperands; t < node.tensors.size(); ++t) {
       ShardingAttr attr = sharding(t, true);
       outs.push_back(attr);
+      if (!recordOrigins)
+        continue;
       std::string o = node.tensors[t]->origin;
       if (!attr.getPartial().empty())
         o = partialOrigin;
@@ -459,7 +513,8 @@ void Propagator::commit(Node &node) {
     // One new attribute dictionary per op, not one per attribute set.
     NamedAttrList attrs(node.op->getDiscardableAttrDictionary());
     attrs.set(kOutShardingsAttr, b.getArrayAttr(outs));
-    attrs.set(kOriginAttr, b.getArrayAttr(origins));
+    if (recordOrigins)
+      attrs.set(kOriginAttr, b.getArrayAttr(origins));
     attrs.set(kInShardingsAttr, b.getArrayAttr(ins));
     attrs.erase(kShardingAttr);
     node.op->setDiscardableAttrs(attrs.getDictionary(ctx));
@@ -485,10 +540,10 @@ LogicalResult Propagator::run() {
     while (changed) {
       changed = false;
       for (Node &n : nodes)
-        if (n.dirty && n.rule.priority <= phase)
+        if (n.dirty && n.rule->priority <= phase)
           changed |= visit(n);
       for (Node &n : llvm::reverse(nodes))
-        if (n.dirty && n.rule.priority <= phase)
+        if (n.dirty && n.rule->priority <= phase)
           changed |= visit(n);
     }
   }
@@ -500,6 +555,7 @@ LogicalResult Propagator::run() {
 namespace {
 struct TPPropagateShardingPass
     : tp::impl::TPPropagateShardingBase<TPPropagateShardingPass> {
+  using Base::Base;
   void runOnOperation() override {
     ModuleOp module = getOperation();
     FailureOr<Mesh> mesh = getMesh(module);
@@ -512,7 +568,7 @@ struct TPPropagateShardingPass
         func.emitError("tp-propagate-sharding expects a single-block function");
         return signalPassFailure();
       }
-      Propagator propagator(func, *mesh);
+      Propagator propagator(func, *mesh, recordOrigins);
       if (failed(propagator.run()))
         return signalPassFailure();
     }

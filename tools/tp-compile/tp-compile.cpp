@@ -589,7 +589,8 @@ int main(int argc, char **argv) {
     progress("applying the plan and propagating shardings");
     if (failed(runPasses([&](PassManager &pm) {
           pm.addPass(tp::createTPApplyPlan(plan));
-          pm.addPass(tp::createTPPropagateSharding());
+          pm.addPass(tp::createTPPropagateSharding(
+              tp::TPPropagateShardingOptions{/*recordOrigins=*/bool(explainSharding)}));
         })))
       return 1;
     if (explainSharding)

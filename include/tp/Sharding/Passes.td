@@ -16,9 +16,15 @@ def TPPropagateSharding : Pass<"tp-propagate-sharding", "::mlir::ModuleOp"> {
     over propagated ones; elementwise and reshape-like ops are visited before
     contractions and reductions; the result is deterministic. Every op gets
     `tp.in_shardings` (what it reads) and `tp.out_shardings` (what it
-    produces, possibly a partial sum) and `tp.sharding_origin`. An op
-    without a rule is replicated with a warning that names its ONNX node.
+    produces, possibly a partial sum) and `tp.sharding_origin` (why, which
+    `--explain-sharding` prints; tp-compile asks for it only then: on a deep
+    model's step it is one unique string per value). An op without a rule is
+    replicated with a warning that names its ONNX node.
   }];
+  let options = [
+    Option<"recordOrigins", "record-origins", "bool", /*default=*/"true",
+           "Record why each value has its layout (tp.sharding_origin)">,
+  ];
   let dependentDialects = ["::mlir::shard::ShardDialect"];
 }
 

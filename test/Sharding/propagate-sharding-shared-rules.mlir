@@ -12,8 +12,8 @@
 // CHECK: tp.transpose %arg0 {{.*}}tp.out_shardings = [#tp.sharding<[{"tp"}, {}, {}]>]
 // CHECK: tp.transpose %arg0 {{.*}}tp.out_shardings = [#tp.sharding<[{}, {"tp"}, {}]>]
 // NO-ORIGIN-LABEL: func.func @same_types_other_perm
-// NO-ORIGIN-NOT: tp.sharding_origin = [
-// NO-ORIGIN: return
+// NO-ORIGIN-NOT: tp.sharding_origin
+// NO-ORIGIN: return {tp.in_shardings
 shard.grid @mesh(shape = 2) {tp.axis_names = ["tp"]}
 func.func @same_types_other_perm(%x: tensor<4x4x4xf32> {tp.sharding = #tp.sharding<[{"tp"}, {}, {}]>}) -> (tensor<4x4x4xf32>, tensor<4x4x4xf32>, tensor<4x4x4xf32>) {
   %0 = tp.transpose %x {perm = array<i64: 1, 0, 2>} : tensor<4x4x4xf32> -> tensor<4x4x4xf32>
@@ -30,8 +30,8 @@ func.func @same_types_other_perm(%x: tensor<4x4x4xf32> {tp.sharding = #tp.shardi
 // CHECK: tp.add %arg0, %arg1 {{.*}}tp.in_shardings = [#tp.sharding<[{}, {"tp"}]>, #tp.sharding<[{"tp"}]>], tp.out_shardings = [#tp.sharding<[{}, {"tp"}]>]
 // CHECK: tp.add %0, %arg2 {{.*}}tp.in_shardings = [#tp.sharding<[{}, {"tp"}]>, #tp.sharding<[{}, {"tp"}]>], tp.out_shardings = [#tp.sharding<[{}, {"tp"}]>]
 // NO-ORIGIN-LABEL: func.func @same_result_other_operands
-// NO-ORIGIN-NOT: tp.sharding_origin = [
-// NO-ORIGIN: return
+// NO-ORIGIN-NOT: tp.sharding_origin
+// NO-ORIGIN: return {tp.in_shardings
 shard.grid @mesh(shape = 2) {tp.axis_names = ["tp"]}
 func.func @same_result_other_operands(%x: tensor<8x64xf32>, %b: tensor<64xf32> {tp.param = "m.bias", tp.sharding = #tp.sharding<[{"tp"}]>}, %y: tensor<8x64xf32>) -> (tensor<8x64xf32>, tensor<8x64xf32>) {
   %0 = tp.add %x, %b : tensor<8x64xf32>, tensor<64xf32> -> tensor<8x64xf32>

@@ -10,6 +10,23 @@
 
 #include <limits>
 
+/// parseLeavingWeightPayloads, with the file opened for the reads of its
+/// graph walk.
+static bool parseFromFile(const std::string &path, llvm::StringRef bytes,
+                          onnx::ModelProto &model,
+                          mlir::tp::OnnxWeightPayloads &payloads) {
+  llvm::Expected<llvm::sys::fs::file_t> file =
+      llvm::sys::fs::openNativeFileForRead(path);
+  if (!file) {
+    llvm::consumeError(file.takeError());
+    return false;
+  }
+  bool parsed =
+      mlir::tp::parseLeavingWeightPayloads(bytes, *file, model, payloads);
+  llvm::sys::fs::closeFile(*file);
+  return parsed;
+}
+
 std::string mlir::tp::loadOnnxModel(const std::string &path,
                                     onnx::ModelProto &model,
                                     OnnxWeightPayloads &payloads) {
@@ -32,7 +49,7 @@ std::string mlir::tp::loadOnnxModel(const std::string &path,
   } else if (bytes.size() > size_t(std::numeric_limits<int>::max())) {
     return path + ": larger than protobuf's 2 GB limit; save the weights as "
                   "ONNX external data";
-  } else if (!parseLeavingWeightPayloads(bytes, model, payloads)) {
+  } else if (!parseFromFile(path, bytes, model, payloads)) {
     // Parsed whole by protobuf, which says what it could of a bad file.
     model.Clear();
     payloads.inFile.clear();

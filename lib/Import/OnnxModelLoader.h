@@ -11,6 +11,7 @@
 #include "onnx/onnx_pb.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringRef.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include <memory>
 #include <map>
@@ -35,10 +36,13 @@ struct OnnxWeightPayloads {
   llvm::StringRef rawData(const onnx::TensorProto &tensor) const;
 };
 
-/// Parses the binary model in `bytes`, leaving large floating-point
-/// initializers' data there (recorded in `payloads`). False if the bytes
-/// are not a well-formed protobuf message.
-bool parseLeavingWeightPayloads(llvm::StringRef bytes, onnx::ModelProto &model,
+/// Parses the binary model in `bytes` (`file`, mapped), leaving large
+/// floating-point initializers' data there (recorded in `payloads`); the
+/// graph's fields are read from `file`. False if the bytes are not a
+/// well-formed protobuf message.
+bool parseLeavingWeightPayloads(llvm::StringRef bytes,
+                                llvm::sys::fs::file_t file,
+                                onnx::ModelProto &model,
                                 OnnxWeightPayloads &payloads);
 
 /// Reads `path` (binary protobuf, or text syntax if it starts with `<`) and

@@ -15,6 +15,9 @@
 
 #include "google/protobuf/io/coded_stream.h"
 #include "llvm/ADT/SmallVector.h"
+#include "llvm/Support/FileSystem.h"
+
+#include <optional>
 
 using namespace mlir;
 using namespace mlir::tp;
@@ -27,6 +30,53 @@ constexpr size_t kLeftInFileBytes = size_t(1) << 16;
 // Field numbers of onnx.proto.
 constexpr uint32_t kModelGraph = 7, kGraphInitializer = 5, kTensorRawData = 9;
 
+/// Where a field lies: its header (tag, then length or value), then for a
+/// length-delimited field its payload.
+struct FieldHeader {
+  uint32_t number;
+  bool delimited;
+  uint64_t headerSize, payloadSize;
+  uint64_t size() const { return headerSize + payloadSize; }
+};
+
+/// The longest header: a tag and a varint (or a fixed64).
+constexpr uint64_t kMaxHeaderBytes = 15;
+
+/// Decodes the header at the start of `head` (at least its first
+/// kMaxHeaderBytes, or the whole rest of the message) of a field that ends
+/// within `remaining` bytes. None if it is not a field of the wire types
+/// ONNX uses (varint, fixed32/64, length-delimited).
+std::optional<FieldHeader> decodeHeader(llvm::StringRef head,
+                                        uint64_t remaining) {
+  google::protobuf::io::CodedInputStream in(
+      reinterpret_cast<const uint8_t *>(head.data()),
+      int(std::min<uint64_t>(head.size(), kMaxHeaderBytes)));
+  uint32_t tag = in.ReadTag();
+  uint64_t varint;
+  uint32_t length = 0;
+  bool ok = false;
+  switch (tag & 7) {
+  case 0:
+    ok = in.ReadVarint64(&varint);
+    break;
+  case 1:
+  case 5:
+    ok = in.Skip((tag & 7) == 1 ? 8 : 4);
+    break;
+  case 2:
+    ok = in.ReadVarint32(&length);
+    break;
+  default: // groups, and tag 0: not in an ONNX file
+    break;
+  }
+  FieldHeader field{tag >> 3, (tag & 7) == 2, uint64_t(in.CurrentPosition()),
+                    length};
+  if (!ok || field.number == 0 || field.headerSize > remaining ||
+      field.payloadSize > remaining - field.headerSize)
+    return std::nullopt;
+  return field;
+}
+
 /// One field of a serialized message: the whole field (tag included) and,
 /// for a length-delimited field, what it holds.
 struct Field {
@@ -36,41 +86,18 @@ struct Field {
 };
 
 /// The fields of the message serialized in `bytes`, in order; false if it
-/// is not a well-formed message of the wire types ONNX uses (varint,
-/// fixed32/64, length-delimited).
+/// is not a well-formed message.
 bool splitFields(llvm::StringRef bytes, llvm::SmallVectorImpl<Field> &fields) {
-  google::protobuf::io::CodedInputStream in(
-      reinterpret_cast<const uint8_t *>(bytes.data()), int(bytes.size()));
-  while (size_t(in.CurrentPosition()) < bytes.size()) {
-    int start = in.CurrentPosition();
-    uint32_t tag = in.ReadTag();
-    Field field{tag >> 3, (tag & 7) == 2, {}, {}};
-    uint64_t varint;
-    uint32_t length;
-    switch (tag & 7) {
-    case 0:
-      if (!in.ReadVarint64(&varint))
-        return false;
-      break;
-    case 1:
-    case 5:
-      if (!in.Skip((tag & 7) == 1 ? 8 : 4))
-        return false;
-      break;
-    case 2:
-      if (!in.ReadVarint32(&length) ||
-          length > bytes.size() - size_t(in.CurrentPosition()))
-        return false;
-      field.payload = bytes.substr(in.CurrentPosition(), length);
-      in.Skip(int(length));
-      break;
-    default: // groups, and tag 0: not in an ONNX file
+  for (uint64_t at = 0; at < bytes.size();) {
+    std::optional<FieldHeader> h =
+        decodeHeader(bytes.substr(at), bytes.size() - at);
+    if (!h)
       return false;
-    }
-    if (field.number == 0)
-      return false;
-    field.whole = bytes.slice(start, in.CurrentPosition());
-    fields.push_back(field);
+    fields.push_back({h->number, h->delimited, bytes.substr(at, h->size()),
+                      h->delimited
+                          ? bytes.substr(at + h->headerSize, h->payloadSize)
+                          : llvm::StringRef()});
+    at += h->size();
   }
   return true;
 }
@@ -105,48 +132,140 @@ bool isFloatType(int32_t type) {
   }
 }
 
-/// Parses an initializer; a large float one's raw_data stays in `bytes`.
-bool parseInitializer(llvm::StringRef bytes, onnx::TensorProto &tensor,
+/// Reads slices of the model file with pread, through a small window.
+/// The walk over a graph's fields reads a few bytes at the start of each
+/// large initializer, which lies between megabytes of weights: through the
+/// mapping each such read faults in a page (about 20 us on a virtual
+/// machine, 45 ms for a 96-layer model's 2,300 of them); a pread of the
+/// same bytes takes 2 us, and leaves the mapping untouched for munmap.
+class FileSlices {
+public:
+  FileSlices(llvm::sys::fs::file_t file, uint64_t size)
+      : file(file), size(size) {}
+
+  /// Bytes [offset, offset + n), valid until the next call; none if they
+  /// are not in the file or cannot be read.
+  std::optional<llvm::StringRef> read(uint64_t offset, uint64_t n) {
+    if (offset > size || n > size - offset)
+      return std::nullopt;
+    if (offset < windowStart || offset + n > windowStart + window.size()) {
+      window.resize(std::min<uint64_t>(std::max<uint64_t>(n, kWindowBytes),
+                                       size - offset));
+      llvm::Expected<size_t> got = llvm::sys::fs::readNativeFileSlice(
+          file, llvm::MutableArrayRef<char>(window.data(), window.size()),
+          offset);
+      if (!got || *got != window.size()) {
+        if (!got)
+          llvm::consumeError(got.takeError());
+        window.clear();
+        return std::nullopt;
+      }
+      windowStart = offset;
+    }
+    return llvm::StringRef(window).substr(offset - windowStart, n);
+  }
+
+  /// The header of the field that starts at `offset` and ends by `end`.
+  std::optional<FieldHeader> fieldAt(uint64_t offset, uint64_t end) {
+    std::optional<llvm::StringRef> head =
+        read(offset, std::min<uint64_t>(kMaxHeaderBytes, end - offset));
+    if (!head)
+      return std::nullopt;
+    return decodeHeader(*head, end - offset);
+  }
+
+private:
+  static constexpr uint64_t kWindowBytes = 16 << 10;
+  llvm::sys::fs::file_t file;
+  uint64_t size;
+  std::string window;
+  uint64_t windowStart = 0;
+};
+
+/// Parses the initializer at [offset, offset + length) of the file; a
+/// large float one's raw_data stays in `fileBytes` (the mapped file),
+/// unread.
+bool parseInitializer(FileSlices &slices, llvm::StringRef fileBytes,
+                      uint64_t offset, uint64_t length,
+                      onnx::TensorProto &tensor,
                       OnnxWeightPayloads &payloads) {
-  llvm::SmallVector<llvm::StringRef> raws;
+  if (length < kLeftInFileBytes) {
+    std::optional<llvm::StringRef> bytes = slices.read(offset, length);
+    return bytes && tensor.ParseFromArray(bytes->data(), int(bytes->size()));
+  }
   std::string rest;
-  if (!takeField(bytes, kTensorRawData, raws, rest))
-    return false;
+  std::optional<std::pair<uint64_t, uint64_t>> raw; // offset, size
+  for (uint64_t at = offset, end = offset + length; at < end;) {
+    std::optional<FieldHeader> field = slices.fieldAt(at, end);
+    if (!field)
+      return false;
+    uint64_t fieldEnd = at + field->size();
+    if (field->number == kTensorRawData && field->delimited) {
+      // The last one counts, as in protobuf.
+      raw = {at + field->headerSize, field->payloadSize};
+    } else {
+      std::optional<llvm::StringRef> whole = slices.read(at, fieldEnd - at);
+      if (!whole)
+        return false;
+      rest += *whole;
+    }
+    at = fieldEnd;
+  }
   if (!tensor.ParseFromString(rest))
     return false;
-  if (raws.empty())
+  if (!raw)
     return true;
-  llvm::StringRef raw = raws.back(); // the last one counts, as in protobuf
-  if (raw.size() < kLeftInFileBytes || !isFloatType(tensor.data_type()) ||
+  if (raw->second < kLeftInFileBytes || !isFloatType(tensor.data_type()) ||
       tensor.data_location() == onnx::TensorProto::EXTERNAL) {
-    tensor.set_raw_data(raw.data(), raw.size());
+    std::optional<llvm::StringRef> bytes = slices.read(raw->first, raw->second);
+    if (!bytes)
+      return false;
+    tensor.set_raw_data(bytes->data(), bytes->size());
     return true;
   }
   // A one-byte stand-in: onnx::checker wants a value field; it and shape
   // inference read the type and the dims.
   tensor.set_raw_data(std::string(1, '\0'));
-  payloads.inFile[&tensor] = raw;
+  payloads.inFile[&tensor] = fileBytes.substr(raw->first, raw->second);
   return true;
 }
 
 } // namespace
 
 bool tp::parseLeavingWeightPayloads(llvm::StringRef bytes,
+                                    llvm::sys::fs::file_t file,
                                     onnx::ModelProto &model,
                                     OnnxWeightPayloads &payloads) {
-  llvm::SmallVector<llvm::StringRef> graphs, initializers;
+  llvm::SmallVector<llvm::StringRef> graphs;
   std::string modelRest, graphRest;
   if (!takeField(bytes, kModelGraph, graphs, modelRest) ||
       !model.ParseFromString(modelRest))
     return false;
+  // A graph's fields are walked through pread, not the mapping (FileSlices).
+  FileSlices slices(file, bytes.size());
   // A message repeated on the wire is merged, in order.
-  for (llvm::StringRef graph : graphs)
-    if (!takeField(graph, kGraphInitializer, initializers, graphRest))
-      return false;
-  for (llvm::StringRef init : initializers)
-    if (!parseInitializer(init, *model.mutable_graph()->add_initializer(),
-                          payloads))
-      return false;
+  for (llvm::StringRef graph : graphs) {
+    uint64_t start = graph.data() - bytes.data();
+    for (uint64_t at = start, end = start + graph.size(); at < end;) {
+      std::optional<FieldHeader> field = slices.fieldAt(at, end);
+      if (!field)
+        return false;
+      uint64_t fieldEnd = at + field->size();
+      if (field->number == kGraphInitializer && field->delimited) {
+        if (!parseInitializer(slices, bytes, at + field->headerSize,
+                              field->payloadSize,
+                              *model.mutable_graph()->add_initializer(),
+                              payloads))
+          return false;
+      } else {
+        std::optional<llvm::StringRef> whole = slices.read(at, fieldEnd - at);
+        if (!whole)
+          return false;
+        graphRest += *whole;
+      }
+      at = fieldEnd;
+    }
+  }
   return graphs.empty() || model.mutable_graph()->MergeFromString(graphRest);
 }
 

@@ -225,23 +225,6 @@ LogicalResult tp::emitCudaStage(ModuleOp module, const Target &target,
   return success();
 }
 
-/// A manifest entry's bytes on one device.
-static int64_t localBytes(const llvm::json::Object &entry) {
-  int64_t n = 1;
-  if (const llvm::json::Array *shape = entry.getArray("local_shape"))
-    for (const llvm::json::Value &d : *shape)
-      n *= d.getAsInteger().value_or(0);
-  StringRef dtype = entry.getString("dtype").value_or("");
-  int64_t size = 4;
-  if (dtype == "f64" || dtype == "i64")
-    size = 8;
-  else if (dtype == "f16" || dtype == "bf16" || dtype == "i16")
-    size = 2;
-  else if (dtype == "i1" || dtype == "i8")
-    size = 1;
-  return n * size;
-}
-
 /// The device's share of the arguments and results, by kind.
 static ProgramMemory signatureMemory(func::FuncOp func) {
   auto bytes = [](Type t) {
@@ -328,7 +311,7 @@ LogicalResult tp::emitProgram(ModuleOp module,
   // collective sites tp-lower-collectives numbered; bufferization rewrites
   // the signature, so it comes now.
   TimingScope manifestTiming = timing.nest("manifest");
-  FailureOr<llvm::json::Object> manifest =
+  FailureOr<Manifest> manifest =
       buildManifest(module, func, global, options.modelPath, *sha256,
                     options.target.cuda ? "cuda" : "cpu");
   manifestTiming.stop();
@@ -356,24 +339,24 @@ LogicalResult tp::emitProgram(ModuleOp module,
   // argument's buffer (CPU programs; a CUDA program's buffers are staged).
   if (auto pairs = module->getAttrOfType<ArrayAttr>("tp.in_place_updates");
       pairs && !options.target.cuda) {
-    llvm::json::Array *args = manifest->getArray("arguments");
-    llvm::json::Array *results = manifest->getArray("results");
     for (Attribute attr : pairs) {
       ArrayRef<int64_t> pair = cast<DenseI64ArrayAttr>(attr).asArrayRef();
       int64_t r = pair[0] - int64_t(numArgs), a = pair[1];
-      if (r < 0 || r >= int64_t(results->size()) || a >= int64_t(numArgs))
+      if (r < 0 || r >= int64_t(manifest->results.size()) ||
+          a >= int64_t(numArgs))
         continue;
-      llvm::json::Object *result = (*results)[r].getAsObject();
-      if (result->getString("name") == (*args)[a].getAsObject()->getString("name")) {
-        result->try_emplace("in_place", true);
+      ManifestEntry &result = manifest->results[r];
+      if (result.global.name == manifest->arguments[a].global.name &&
+          !result.inPlace) {
+        result.inPlace = true;
         if (options.memory)
-          options.memory->results -= localBytes(*result);
+          options.memory->results -= result.localBytes();
       }
     }
   }
   // tp-free-after-last-use's plan, for tp-run --profile to compare with.
   if (auto peak = module->getAttrOfType<IntegerAttr>("tp.peak_temporary_bytes")) {
-    (*manifest)["peak_temporary_bytes"] = peak.getInt();
+    manifest->fields["peak_temporary_bytes"] = peak.getInt();
     if (options.memory)
       options.memory->temporaries = peak.getInt();
   }
@@ -381,7 +364,7 @@ LogicalResult tp::emitProgram(ModuleOp module,
   // it does not touch (tp-stage-results-to-out-params); each stage's plan
   // (the step's peak while it calls the stage), and what a microbatch
   // keeps alive on it.
-  if (llvm::json::Object *pipeline = manifest->getObject("pipeline")) {
+  if (llvm::json::Object *pipeline = manifest->fields.getObject("pipeline")) {
     if (module->hasAttr("tp.stage_buffers_only"))
       (*pipeline)["stage_buffers_only"] = true;
     if (auto calls =
@@ -415,9 +398,7 @@ LogicalResult tp::emitProgram(ModuleOp module,
   // program.so carries the SHA-256 of the manifest written beside it, so
   // that tp-run refuses an edited manifest or a pair from two compiles.
   TimingScope manifestTextTiming = timing.nest("manifest");
-  std::string manifestText =
-      llvm::formatv("{0:2}", llvm::json::Value(std::move(*manifest))).str() +
-      "\n";
+  std::string manifestText = manifest->render() + "\n";
   manifestTextTiming.stop();
   addManifestHash(*llvmModule, manifestText);
 

@@ -82,24 +82,106 @@ std::vector<TensorInfo> tp::describeSignature(func::FuncOp func) {
   return infos;
 }
 
-static llvm::json::Array shardingJson(Attribute attr, int64_t rank) {
-  llvm::json::Array dims;
-  auto s = dyn_cast_if_present<ShardingAttr>(attr);
-  for (int64_t d = 0; d < rank; ++d) {
-    llvm::json::Array axes;
-    if (s)
+/// The mesh axes of each dim of a tensor of rank `rank` laid out as `attr`
+/// (replicated without one).
+static SmallVector<SmallVector<std::string, 1>> shardingAxes(Attribute attr,
+                                                             int64_t rank) {
+  SmallVector<SmallVector<std::string, 1>> dims(rank);
+  if (auto s = dyn_cast_if_present<ShardingAttr>(attr))
+    for (int64_t d = 0; d < rank; ++d)
       for (Attribute a : cast<ArrayAttr>(s.getDims()[d]))
-        axes.push_back(cast<StringAttr>(a).str());
-    dims.push_back(std::move(axes));
-  }
+        dims[d].push_back(cast<StringAttr>(a).str());
   return dims;
 }
 
-FailureOr<llvm::json::Object>
-tp::buildManifest(ModuleOp module, func::FuncOp func,
-                  const std::vector<TensorInfo> &global,
-                  StringRef modelPath, StringRef modelSha256,
-                  StringRef target) {
+int64_t ManifestEntry::localBytes() const {
+  int64_t n = 1;
+  for (int64_t d : localShape)
+    n *= d;
+  StringRef dtype = global.dtype;
+  int64_t size = 4;
+  if (dtype == "f64" || dtype == "i64")
+    size = 8;
+  else if (dtype == "f16" || dtype == "bf16" || dtype == "i16")
+    size = 2;
+  else if (dtype == "i1" || dtype == "i8")
+    size = 1;
+  return n * size;
+}
+
+/// An entry as a JSON object, its keys in llvm::json's (sorted) order.
+static void writeEntry(llvm::json::OStream &os, const ManifestEntry &e) {
+  const TensorInfo &info = e.global;
+  auto ints = [&](StringRef key, ArrayRef<int64_t> values) {
+    os.attributeArray(key, [&] {
+      for (int64_t v : values)
+        os.value(v);
+    });
+  };
+  os.object([&] {
+    os.attribute("dtype", info.dtype);
+    if (e.inPlace)
+      os.attribute("in_place", true);
+    os.attribute("kind", info.kind);
+    ints("local_shape", e.localShape);
+    os.attribute("name", info.name);
+    if (!info.onnxShape.empty())
+      ints("onnx_shape", info.onnxShape);
+    ints("shape", info.shape);
+    os.attributeArray("sharding", [&] {
+      for (const auto &axes : e.sharding)
+        os.array([&] {
+          for (const std::string &axis : axes)
+            os.value(axis);
+        });
+    });
+    if (e.stage)
+      os.attribute("stage", *e.stage);
+    if (!e.stages.empty())
+      ints("stages", e.stages);
+    // The Python package's state_dict(): PyTorch's names and layout.
+    if (!info.torchName.empty() && info.torchName != info.name)
+      os.attribute("torch_name", info.torchName);
+    if (info.torchNames.size() > 1)
+      os.attributeArray("torch_names", [&] {
+        for (const std::string &name : info.torchNames)
+          os.value(name);
+      });
+    if (info.torchTransposed)
+      os.attribute("torch_transposed", true);
+  });
+}
+
+std::string Manifest::render() const {
+  std::string text;
+  llvm::raw_string_ostream out(text);
+  llvm::json::OStream os(out, /*IndentSize=*/2);
+  // The fields and the two entry arrays, in one sorted order.
+  SmallVector<StringRef> keys = {"arguments", "results"};
+  for (const auto &field : fields)
+    keys.push_back(field.first);
+  llvm::sort(keys);
+  os.object([&] {
+    for (StringRef key : keys) {
+      if (key == "arguments" || key == "results") {
+        const auto &entries = key == "arguments" ? arguments : results;
+        os.attributeArray(key, [&] {
+          for (const ManifestEntry &e : entries)
+            writeEntry(os, e);
+        });
+      } else {
+        os.attribute(key, *fields.get(key));
+      }
+    }
+  });
+  return text;
+}
+
+FailureOr<Manifest> tp::buildManifest(ModuleOp module, func::FuncOp func,
+                                      const std::vector<TensorInfo> &global,
+                                      StringRef modelPath,
+                                      StringRef modelSha256,
+                                      StringRef target) {
   auto error = [&](const Twine &msg) {
     emitError(module.getLoc()) << msg;
     return failure();
@@ -117,12 +199,10 @@ tp::buildManifest(ModuleOp module, func::FuncOp func,
   mesh["axes"] = std::move(axes);
   mesh["sizes"] = std::move(sizes);
 
-  llvm::json::Array args, results;
+  Manifest manifest;
   unsigned numArgs = func.getNumArguments();
-  // Sized once: json::Value's move is not noexcept, so a growing array
-  // deep-copies every entry (thousands for a deep training step).
-  args.reserve(numArgs);
-  results.reserve(func.getNumResults());
+  manifest.arguments.reserve(numArgs);
+  manifest.results.reserve(func.getNumResults());
   if (global.size() != numArgs + func.getNumResults())
     return error("internal: the program's signature does not match the "
                  "imported model's");
@@ -133,37 +213,21 @@ tp::buildManifest(ModuleOp module, func::FuncOp func,
     Attribute sharding =
         isArg ? func.getArgAttr(i, kShardingAttr)
               : func.getResultAttr(i - numArgs, kShardingAttr);
-    llvm::json::Array shape, localShape;
-    for (int64_t d : info.shape)
-      shape.push_back(d);
-    for (int64_t d : cast<RankedTensorType>(local).getShape())
-      localShape.push_back(d);
-    llvm::json::Object entry{
-        {"name", info.name},         {"kind", info.kind},
-        {"dtype", info.dtype},       {"shape", std::move(shape)},
-        {"local_shape", std::move(localShape)},
-        {"sharding", shardingJson(sharding, info.shape.size())}};
-    if (!info.torchName.empty() && info.torchName != info.name)
-      entry["torch_name"] = info.torchName;
-    // The Python package's state_dict(): PyTorch's names and layout.
-    if (info.torchNames.size() > 1)
-      entry["torch_names"] = llvm::json::Array(info.torchNames);
-    if (info.torchTransposed)
-      entry["torch_transposed"] = true;
-    if (!info.onnxShape.empty())
-      entry["onnx_shape"] = llvm::json::Array(info.onnxShape);
-    // Pipeline stages: the stage whose value of a result counts; the
-    // stages that read an argument or write a result, where not all do.
+    ManifestEntry &entry = (isArg ? manifest.arguments : manifest.results)
+                               .emplace_back();
+    entry.global = info;
+    llvm::append_range(entry.localShape,
+                       cast<RankedTensorType>(local).getShape());
+    entry.sharding = shardingAxes(sharding, info.shape.size());
     if (!isArg)
       if (auto stage = func.getResultAttrOfType<IntegerAttr>(i - numArgs,
                                                              "tp.stage"))
-        entry["stage"] = stage.getInt();
+        entry.stage = stage.getInt();
     if (auto stages =
             isArg ? func.getArgAttrOfType<DenseI64ArrayAttr>(i, "tp.stages")
                   : func.getResultAttrOfType<DenseI64ArrayAttr>(i - numArgs,
                                                                 "tp.stages"))
-      entry["stages"] = llvm::json::Array(stages.asArrayRef());
-    (isArg ? args : results).push_back(std::move(entry));
+      llvm::append_range(entry.stages, stages.asArrayRef());
   }
 
   llvm::json::Array collectives;
@@ -185,7 +249,7 @@ tp::buildManifest(ModuleOp module, func::FuncOp func,
     for (Attribute a : names)
       bound.push_back(cast<StringAttr>(a).str());
 
-  llvm::json::Object manifest{
+  manifest.fields = llvm::json::Object{
       {"format", "tp-program/1"},
       {"tied_copies", std::move(tied)},
       {"constant_inputs", std::move(bound)},
@@ -194,12 +258,10 @@ tp::buildManifest(ModuleOp module, func::FuncOp func,
       {"entry", "tp_entry"},
       {"model", llvm::json::Object{{"path", modelPath.str()}, {"sha256", hex}}},
       {"mesh", std::move(mesh)},
-      {"arguments", std::move(args)},
-      {"results", std::move(results)},
       {"collective_sites", std::move(collectives)},
       {"axis_masks", std::move(masks)}};
   if (auto p = module->getAttrOfType<DictionaryAttr>("tp.pipeline"))
-    manifest["pipeline"] = llvm::json::Object{
+    manifest.fields["pipeline"] = llvm::json::Object{
         {"axis", p.getAs<StringAttr>("axis").str()},
         {"stages", p.getAs<IntegerAttr>("stages").getInt()},
         {"microbatches", p.getAs<IntegerAttr>("microbatches").getInt()},

@@ -5,6 +5,7 @@
 
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringMap.h"
 
 using namespace mlir;
 using namespace mlir::tp;
@@ -103,6 +104,9 @@ ModuleTree ModuleTree::build(func::FuncOp func) {
         tree.namedPaths.insert(prefix);
       }
     }
+  // The ops of a module share their scope (`/model/layers.0/mlp/`): each
+  // scope is resolved to its module once.
+  llvm::StringMap<ModuleInfo *> moduleOfScope;
   func.walk([&](Operation *op) {
     auto loc = dyn_cast<NameLoc>(op->getLoc());
     // Only the graph's ops: the function and its return are located at the
@@ -110,13 +114,27 @@ ModuleTree ModuleTree::build(func::FuncOp func) {
     if (!loc || !isa_and_present<TPDialect>(op->getDialect()) ||
         isa<ConstantOp>(op) || op->getLoc() == func.getLoc())
       return;
-    std::string path = tree.modulePathOf(loc.getName().getValue());
-    if (path.empty())
+    StringRef name = loc.getName().getValue();
+    size_t scopeEnd = name.rfind('/');
+    if (scopeEnd == StringRef::npos)
       return;
-    // Every enclosing module exists too (`layers.0` holds `layers.0.mlp`).
-    for (StringRef p = path; !p.empty(); p = p.contains('.') ? p.rsplit('.').first : "")
-      tree.byPath[p.str()].path = p.str();
-    ModuleInfo &m = tree.byPath[path];
+    auto [cached, inserted] =
+        moduleOfScope.try_emplace(name.take_front(scopeEnd + 1), nullptr);
+    if (inserted) {
+      std::string path = tree.modulePathOf(cached->first());
+      if (path.empty())
+        return;
+      // Every enclosing module exists too (`layers.0` holds `layers.0.mlp`).
+      for (StringRef p = path; !p.empty();
+           p = p.contains('.') ? p.rsplit('.').first : "")
+        tree.byPath[p.str()].path = p.str();
+      // std::map's entries stay where they are.
+      cached->second = &tree.byPath[path];
+    }
+    if (!cached->second)
+      return;
+    ModuleInfo &m = *cached->second;
+    StringRef path = m.path;
     m.ops.push_back(op);
     auto use = [&](Value v, StringRef role, bool asMatmulRhs) {
       bool throughTranspose;
@@ -128,7 +146,8 @@ ModuleTree ModuleTree::build(func::FuncOp func) {
           return;
       StringRef onnx =
           func.getArgAttrOfType<StringAttr>(*arg, "tp.param").getValue();
-      bool torchNamed = onnx.starts_with(path + ".");
+      bool torchNamed =
+          onnx.starts_with(path) && onnx.drop_front(path.size()).starts_with(".");
       m.params.push_back(ParamUse{*arg, role.str(),
                                   asMatmulRhs && !throughTranspose &&
                                       !torchNamed,

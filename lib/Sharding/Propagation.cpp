@@ -19,6 +19,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
+#include "llvm/ADT/StringMap.h"
 
 #include <deque>
 
@@ -112,8 +113,9 @@ private:
   const Mesh &mesh;
   /// Whether to write tp.sharding_origin (only --explain-sharding reads it).
   bool recordOrigins;
-  /// Every value's hints; a deque keeps them in place as it grows.
-  std::deque<Hints> hintStore;
+  /// Every value's hints, reserved once for all values (so they stay in
+  /// place; a deque of them allocated every second one).
+  std::vector<Hints> hintStore;
   DenseMap<Value, Hints *> valueHints;
   SmallVector<std::unique_ptr<Hints>> returnHints;
   std::vector<Node> nodes;
@@ -130,6 +132,11 @@ private:
                llvm::function_ref<std::string()> origin);
   bool visit(Node &node);
   void commit(Node &node);
+  ShardingAttr attrOf(const TensorSharding &s);
+
+  /// Layouts as attributes, by their axes: most values of a deep step share
+  /// a few layouts, and each attribute is several uniqued lookups.
+  llvm::StringMap<ShardingAttr> attrs;
 };
 
 } // namespace
@@ -137,6 +144,7 @@ private:
 Hints &Propagator::hintsOf(Value v) {
   Hints *&h = valueHints[v];
   if (!h) {
+    assert(hintStore.size() < hintStore.capacity() && "hints not reserved");
     h = &hintStore.emplace_back();
     h->dims.resize(cast<RankedTensorType>(v.getType()).getRank());
   }
@@ -171,6 +179,10 @@ static ShardingRule replicatedRule(Operation &op) {
 /// Reads the plan's annotations: func args and results (tp.sharding arg /
 /// result attrs) and op results (tp.sharding on the op).
 LogicalResult Propagator::seed() {
+  size_t numValues = func.getNumArguments();
+  for (Operation &op : func.getBody().front())
+    numValues += op.getNumResults();
+  hintStore.reserve(numValues);
   auto load = [&](Hints &h, ShardingAttr attr, int64_t rank, int level,
                   StringRef origin, Location loc) -> LogicalResult {
     std::string error;
@@ -453,6 +465,22 @@ bool Propagator::visit(Node &node) {
   return changed;
 }
 
+ShardingAttr Propagator::attrOf(const TensorSharding &s) {
+  // The axes of each dim, each dim ended by -1, then the partial axes.
+  SmallVector<int, 16> key;
+  for (const auto &axes : s.dims) {
+    llvm::append_range(key, axes);
+    key.push_back(-1);
+  }
+  llvm::append_range(key, s.partial);
+  auto [it, inserted] = attrs.try_emplace(
+      StringRef(reinterpret_cast<const char *>(key.data()),
+                key.size() * sizeof(int)));
+  if (inserted)
+    it->second = s.toAttr(func.getContext(), mesh);
+  return it->second;
+}
+
 void Propagator::commit(Node &node) {
   Assignment a = assign(node);
   MLIRContext *ctx = func.getContext();
@@ -467,7 +495,7 @@ void Propagator::commit(Node &node) {
         if (node.rule->kinds[f] == FactorKind::Reduction)
           llvm::append_range(s.partial, a.axes[f]);
     llvm::sort(s.partial);
-    return s.toAttr(ctx, mesh);
+    return attrOf(s);
   };
   SmallVector<Attribute> ins, outs, origins;
   for (unsigned t = 0; t < node.numOperands; ++t)

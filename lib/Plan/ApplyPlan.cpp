@@ -154,21 +154,33 @@ void PlanApplier::collectModules() {
   // The importer recorded each weight's PyTorch names as tp.torch_names.
   paramModules = weightsByModule(func);
   ModuleTree tree = ModuleTree::build(func);
+  // The ops of a module share their ONNX scope (`/model/layers.0/mlp/`):
+  // each scope is resolved once, to the op lists of its module and of every
+  // enclosing one (`layers.0` holds `layers.0.attn`). StringMap's values
+  // stay where they are.
+  llvm::StringMap<SmallVector<SmallVector<Operation *> *, 4>> listsOfScope;
   func.walk([&](Operation *op) {
     // Ops the importer placed at the function's location (the model file's
     // path) belong to no module: the path's folders are not scopes.
-    if (auto loc = dyn_cast<NameLoc>(op->getLoc());
-        loc && isa_and_present<TPDialect>(op->getDialect()) &&
-        op->getLoc() != func.getLoc()) {
-      std::string scope = tree.modulePathOf(loc.getName().getValue());
-      // Every enclosing scope is a module too (`layers.0` holds
-      // `layers.0.attn`).
-      while (!scope.empty()) {
-        nodeScopes[scope].push_back(op);
+    auto loc = dyn_cast<NameLoc>(op->getLoc());
+    if (!loc || !isa_and_present<TPDialect>(op->getDialect()) ||
+        op->getLoc() == func.getLoc())
+      return;
+    StringRef name = loc.getName().getValue();
+    size_t scopeEnd = name.rfind('/');
+    if (scopeEnd == StringRef::npos)
+      return;
+    auto [lists, inserted] =
+        listsOfScope.try_emplace(name.take_front(scopeEnd + 1));
+    if (inserted)
+      for (std::string scope = tree.modulePathOf(lists->first());
+           !scope.empty();) {
+        lists->second.push_back(&nodeScopes[scope]);
         size_t dot = scope.rfind('.');
         scope = dot == std::string::npos ? "" : scope.substr(0, dot);
       }
-    }
+    for (SmallVector<Operation *> *list : lists->second)
+      list->push_back(op);
   });
 }
 

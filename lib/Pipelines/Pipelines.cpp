@@ -58,7 +58,9 @@ static constexpr const char *kCpuLoopsToLLVM =
     "tp-bare-pointer-calls,"
     "finalize-memref-to-llvm{use-generic-functions use-aligned-alloc},"
     "%sconvert-to-llvm,"
-    "reconcile-unrealized-casts";
+    "reconcile-unrealized-casts,"
+    // Most allocations' descriptors are read back for their pointers only.
+    "tp-fold-descriptor-reads";
 
 // The CUDA target, in the stages tp-compile --emit can stop after.
 // Matmuls go to cuBLAS; every other linalg op becomes a parallel loop,

@@ -104,7 +104,7 @@ cl::opt<unsigned> outlineLayers(
     cl::desc("CPU: layers that repeat at least N times are compiled once, "
              "as one function per distinct layer called for each, so that "
              "compile time grows with the distinct layers rather than the "
-             "depth (96-layer training step: 1.5 s, 7 s inline); the step "
+             "depth (96-layer training step: 1.2 s, 6-7 s inline); the step "
              "needs the same memory and time as inline. 0: every layer "
              "inline"),
     cl::value_desc("N"), cl::init(2), cl::cat(category));

@@ -114,12 +114,10 @@ ModuleTree ModuleTree::build(func::FuncOp func) {
     if (!loc || !isa_and_present<TPDialect>(op->getDialect()) ||
         isa<ConstantOp>(op) || op->getLoc() == func.getLoc())
       return;
-    StringRef name = loc.getName().getValue();
-    size_t scopeEnd = name.rfind('/');
-    if (scopeEnd == StringRef::npos)
+    StringRef scope = scopeOf(loc.getName().getValue());
+    if (scope.empty())
       return;
-    auto [cached, inserted] =
-        moduleOfScope.try_emplace(name.take_front(scopeEnd + 1), nullptr);
+    auto [cached, inserted] = moduleOfScope.try_emplace(scope, nullptr);
     if (inserted) {
       std::string path = tree.modulePathOf(cached->first());
       if (path.empty())

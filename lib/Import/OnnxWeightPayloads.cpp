@@ -14,6 +14,7 @@
 #include "OnnxModelLoader.h"
 
 #include "google/protobuf/io/coded_stream.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/Support/FileSystem.h"
 
@@ -165,6 +166,31 @@ public:
     return llvm::StringRef(window).substr(offset - windowStart, n);
   }
 
+  /// Walks the message at [offset, end): `take` gets the payload's offset
+  /// and size of each length-delimited field `number`; every other field
+  /// is appended, serialized, to `rest`. False if the message is not well
+  /// formed or cannot be read, or `take` returns false.
+  bool takeField(uint64_t offset, uint64_t end, uint32_t number,
+                 llvm::function_ref<bool(uint64_t, uint64_t)> take,
+                 std::string &rest) {
+    for (uint64_t at = offset; at < end;) {
+      std::optional<FieldHeader> field = fieldAt(at, end);
+      if (!field)
+        return false;
+      if (field->number == number && field->delimited) {
+        if (!take(at + field->headerSize, field->payloadSize))
+          return false;
+      } else {
+        std::optional<llvm::StringRef> whole = read(at, field->size());
+        if (!whole)
+          return false;
+        rest += *whole;
+      }
+      at += field->size();
+    }
+    return true;
+  }
+
   /// The header of the field that starts at `offset` and ends by `end`.
   std::optional<FieldHeader> fieldAt(uint64_t offset, uint64_t end) {
     std::optional<llvm::StringRef> head =
@@ -195,22 +221,14 @@ bool parseInitializer(FileSlices &slices, llvm::StringRef fileBytes,
   }
   std::string rest;
   std::optional<std::pair<uint64_t, uint64_t>> raw; // offset, size
-  for (uint64_t at = offset, end = offset + length; at < end;) {
-    std::optional<FieldHeader> field = slices.fieldAt(at, end);
-    if (!field)
-      return false;
-    uint64_t fieldEnd = at + field->size();
-    if (field->number == kTensorRawData && field->delimited) {
-      // The last one counts, as in protobuf.
-      raw = {at + field->headerSize, field->payloadSize};
-    } else {
-      std::optional<llvm::StringRef> whole = slices.read(at, fieldEnd - at);
-      if (!whole)
-        return false;
-      rest += *whole;
-    }
-    at = fieldEnd;
-  }
+  // The last raw_data counts, as in protobuf.
+  if (!slices.takeField(offset, offset + length, kTensorRawData,
+                        [&](uint64_t at, uint64_t size) {
+                          raw = {at, size};
+                          return true;
+                        },
+                        rest))
+    return false;
   if (!tensor.ParseFromString(rest))
     return false;
   if (!raw)
@@ -246,25 +264,15 @@ bool tp::parseLeavingWeightPayloads(llvm::StringRef bytes,
   // A message repeated on the wire is merged, in order.
   for (llvm::StringRef graph : graphs) {
     uint64_t start = graph.data() - bytes.data();
-    for (uint64_t at = start, end = start + graph.size(); at < end;) {
-      std::optional<FieldHeader> field = slices.fieldAt(at, end);
-      if (!field)
-        return false;
-      uint64_t fieldEnd = at + field->size();
-      if (field->number == kGraphInitializer && field->delimited) {
-        if (!parseInitializer(slices, bytes, at + field->headerSize,
-                              field->payloadSize,
-                              *model.mutable_graph()->add_initializer(),
-                              payloads))
-          return false;
-      } else {
-        std::optional<llvm::StringRef> whole = slices.read(at, fieldEnd - at);
-        if (!whole)
-          return false;
-        graphRest += *whole;
-      }
-      at = fieldEnd;
-    }
+    if (!slices.takeField(start, start + graph.size(), kGraphInitializer,
+                          [&](uint64_t at, uint64_t size) {
+                            return parseInitializer(
+                                slices, bytes, at, size,
+                                *model.mutable_graph()->add_initializer(),
+                                payloads);
+                          },
+                          graphRest))
+      return false;
   }
   return graphs.empty() || model.mutable_graph()->MergeFromString(graphRest);
 }

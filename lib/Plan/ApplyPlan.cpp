@@ -166,12 +166,10 @@ void PlanApplier::collectModules() {
     if (!loc || !isa_and_present<TPDialect>(op->getDialect()) ||
         op->getLoc() == func.getLoc())
       return;
-    StringRef name = loc.getName().getValue();
-    size_t scopeEnd = name.rfind('/');
-    if (scopeEnd == StringRef::npos)
+    StringRef scope = ModuleTree::scopeOf(loc.getName().getValue());
+    if (scope.empty())
       return;
-    auto [lists, inserted] =
-        listsOfScope.try_emplace(name.take_front(scopeEnd + 1));
+    auto [lists, inserted] = listsOfScope.try_emplace(scope);
     if (inserted)
       for (std::string scope = tree.modulePathOf(lists->first());
            !scope.empty();) {

@@ -52,6 +52,14 @@ public:
   /// `layers.0` under its owner); "" for nodes without a scope.
   std::string modulePathOf(StringRef nodeName) const;
 
+  /// The scope of an ONNX node name, up to its last '/' (`/model/mlp/` of
+  /// `/model/mlp/Relu`), which the ops of one module share; "" for nodes
+  /// without a scope. modulePathOf reads the same from it.
+  static StringRef scopeOf(StringRef nodeName) {
+    size_t end = nodeName.rfind('/');
+    return end == StringRef::npos ? StringRef() : nodeName.take_front(end + 1);
+  }
+
   const std::map<std::string, ModuleInfo> &modules() const { return byPath; }
 
   /// The PyTorch names of weight argument `arg` (the state_dict name first);

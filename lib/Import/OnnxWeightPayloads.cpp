@@ -78,49 +78,6 @@ std::optional<FieldHeader> decodeHeader(llvm::StringRef head,
   return field;
 }
 
-/// One field of a serialized message: the whole field (tag included) and,
-/// for a length-delimited field, what it holds.
-struct Field {
-  uint32_t number;
-  bool delimited;
-  llvm::StringRef whole, payload;
-};
-
-/// The fields of the message serialized in `bytes`, in order; false if it
-/// is not a well-formed message.
-bool splitFields(llvm::StringRef bytes, llvm::SmallVectorImpl<Field> &fields) {
-  for (uint64_t at = 0; at < bytes.size();) {
-    std::optional<FieldHeader> h =
-        decodeHeader(bytes.substr(at), bytes.size() - at);
-    if (!h)
-      return false;
-    fields.push_back({h->number, h->delimited, bytes.substr(at, h->size()),
-                      h->delimited
-                          ? bytes.substr(at + h->headerSize, h->payloadSize)
-                          : llvm::StringRef()});
-    at += h->size();
-  }
-  return true;
-}
-
-/// Takes the length-delimited field `number` out of the message serialized
-/// in `bytes`: its payloads, in order, go to `taken`; the other fields are
-/// appended, serialized, to `rest`. False if the message is not well formed.
-bool takeField(llvm::StringRef bytes, uint32_t number,
-               llvm::SmallVectorImpl<llvm::StringRef> &taken,
-               std::string &rest) {
-  llvm::SmallVector<Field> fields;
-  if (!splitFields(bytes, fields))
-    return false;
-  for (const Field &f : fields) {
-    if (f.number == number && f.delimited)
-      taken.push_back(f.payload);
-    else
-      rest += f.whole.str();
-  }
-  return true;
-}
-
 bool isFloatType(int32_t type) {
   switch (type) {
   case onnx::TensorProto::FLOAT:
@@ -254,17 +211,21 @@ bool tp::parseLeavingWeightPayloads(llvm::StringRef bytes,
                                     llvm::sys::fs::file_t file,
                                     onnx::ModelProto &model,
                                     OnnxWeightPayloads &payloads) {
-  llvm::SmallVector<llvm::StringRef> graphs;
+  // The fields are walked through pread, not the mapping (FileSlices).
+  FileSlices slices(file, bytes.size());
+  llvm::SmallVector<std::pair<uint64_t, uint64_t>> graphs; // offset, size
   std::string modelRest, graphRest;
-  if (!takeField(bytes, kModelGraph, graphs, modelRest) ||
+  if (!slices.takeField(0, bytes.size(), kModelGraph,
+                        [&](uint64_t at, uint64_t size) {
+                          graphs.push_back({at, size});
+                          return true;
+                        },
+                        modelRest) ||
       !model.ParseFromString(modelRest))
     return false;
-  // A graph's fields are walked through pread, not the mapping (FileSlices).
-  FileSlices slices(file, bytes.size());
   // A message repeated on the wire is merged, in order.
-  for (llvm::StringRef graph : graphs) {
-    uint64_t start = graph.data() - bytes.data();
-    if (!slices.takeField(start, start + graph.size(), kGraphInitializer,
+  for (auto [start, length] : graphs) {
+    if (!slices.takeField(start, start + length, kGraphInitializer,
                           [&](uint64_t at, uint64_t size) {
                             return parseInitializer(
                                 slices, bytes, at, size,

@@ -7,7 +7,8 @@
 # Targets (tools/fuzz): fuzz-onnx (binary and text models, through the whole
 # import), fuzz-plan (plan files, --mesh and --plan-entry strings, applied
 # to the MLP model), fuzz-npy (.npy inputs), fuzz-manifest (program
-# manifests). Builds them first in ${TP_FUZZ_BUILD_DIR:-build-sanitize}
+# manifests), fuzz-external-data (external-data locations, which must stay
+# inside the model's folder). Builds them first in ${TP_FUZZ_BUILD_DIR:-build-sanitize}
 # with clang, AddressSanitizer and UBSan (the same tree as
 # scripts/sanitize.sh). Seeds come from the test models, plans and inputs;
 # the corpus grows in <build>/fuzz/corpus/<target>; a crash is written to
@@ -18,7 +19,7 @@ cd "$(dirname "$0")/.."
 seconds=${1:-600}
 shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(fuzz-onnx fuzz-plan fuzz-npy fuzz-manifest)
+[ ${#targets[@]} -gt 0 ] || targets=(fuzz-onnx fuzz-plan fuzz-npy fuzz-manifest fuzz-external-data)
 build=${TP_FUZZ_BUILD_DIR:-build-sanitize}
 
 scripts/sanitize.sh --configure-only
@@ -33,6 +34,7 @@ seeds() {
     fuzz-npy) find test/models -size -64k -name '*.npy' -print0 |
                 sort -z | tr '\0' '\n' | sed -n 1,50p ;;
     fuzz-manifest) find tools/fuzz/seeds -name '*.json' ;;
+    fuzz-external-data) find tools/fuzz/seeds -name '*.location' ;;
   esac
 }
 

@@ -2,6 +2,7 @@
 #include "OnnxModelLoader.h"
 
 #include "onnx/checker.h"
+#include "tprt/ExternalData.h"
 #include "tprt/OnnxText.h"
 #include "onnx/shape_inference/implementation.h"
 
@@ -71,6 +72,20 @@ std::string mlir::tp::loadOnnxModel(const std::string &path,
       model.graph().initializer(), [](const onnx::TensorProto &t) {
         return t.data_location() == onnx::TensorProto::EXTERNAL;
       });
+  // Confined to the model's folder before the checker looks for the files.
+  for (const onnx::TensorProto &t : model.graph().initializer()) {
+    if (t.data_location() != onnx::TensorProto::EXTERNAL)
+      continue;
+    uint64_t size;
+    if (!tprt::onnxTensorBytes(t, size))
+      return path + ": initializer '" + t.name() +
+             "' keeps data of no fixed size, or too large, as external data";
+    tprt::ExternalDataRange range;
+    if (tprt::Status s =
+            tprt::resolveExternalData(t, tprt::modelFolder(path), size, range);
+        !s)
+      return path + ": " + s.message();
+  }
   try {
     if (text || !externalData)
       onnx::checker::check_model(model);

@@ -525,16 +525,34 @@ LogicalResult tp::emitProgram(ModuleOp module,
            << (linkError.empty() ? "" : ": " + linkError) << ")";
   }
 
+  // Both files through temporaries renamed over their names, so that a
+  // failed compile leaves the previous program whole (a crash between the
+  // two renames leaves a pair tp-run refuses: program.so carries the
+  // manifest's hash).
   std::error_code ec;
-  llvm::ToolOutputFile out(manifestPath, ec, llvm::sys::fs::OF_None);
-  if (ec)
+  SmallString<256> tmpManifest(manifestPath);
+  tmpManifest += ".tmp";
+  {
+    llvm::ToolOutputFile out(tmpManifest, ec, llvm::sys::fs::OF_None);
+    if (ec)
+      return emitError(module.getLoc())
+             << "cannot write " << manifestPath << ": " << ec.message();
+    out.os() << manifestText;
+    out.os().flush();
+    if (out.os().has_error())
+      return emitError(module.getLoc())
+             << "cannot write " << manifestPath << ": "
+             << out.os().error().message();
+    out.keep();
+  }
+  if (std::error_code ec = llvm::sys::fs::rename(tmpManifest, manifestPath)) {
+    llvm::sys::fs::remove(tmpManifest);
     return emitError(module.getLoc())
            << "cannot write " << manifestPath << ": " << ec.message();
-  out.os() << manifestText;
+  }
   if (std::error_code ec = llvm::sys::fs::rename(tmpSo, soPath))
     return emitError(module.getLoc())
            << "cannot write " << soPath << ": " << ec.message();
-  out.keep();
   progress("wrote " + std::string(soPath) + " and " +
            std::string(manifestPath));
   return success();

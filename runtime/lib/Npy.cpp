@@ -1,5 +1,6 @@
 //===- Npy.cpp - numpy .npy files (format 1.0 / 2.0) ----------------------===//
 #include "tprt/Npy.h"
+#include "tprt/AtomicFile.h"
 #include "tprt/DType.h"
 
 #include <fstream>
@@ -160,13 +161,13 @@ Status tprt::writeNpy(const std::string &path, const NpyArray &a) {
   size_t total = 10 + header.size() + 1;
   header.append((64 - total % 64) % 64, ' ');
   header += '\n';
-  std::ofstream out(path, std::ios::binary);
-  if (!out)
-    return Status::error(path + ": cannot write");
+  AtomicFile out;
+  if (Status s = out.open(path); !s)
+    return s;
   out.write("\x93NUMPY\x01\x00", 8);
   uint16_t len = uint16_t(header.size());
-  out.write(reinterpret_cast<const char *>(&len), 2);
+  out.write(&len, 2);
   out.write(header.data(), header.size());
   out.write(a.data.data(), a.data.size());
-  return out ? Status::ok() : Status::error(path + ": write failed");
+  return out.commit();
 }

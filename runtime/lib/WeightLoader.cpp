@@ -1,13 +1,20 @@
 //===- WeightLoader.cpp - a rank's shards of the ONNX weights -------------===//
 #include "tprt/WeightLoader.h"
+#include "tprt/AtomicFile.h"
 #include "tprt/Blocks.h"
 #include "tprt/DType.h"
+#include "tprt/ExternalData.h"
 #include "tprt/OnnxText.h"
 #include "tprt/Sha256.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "onnx/onnx_pb.h"
+
+#include <google/protobuf/io/zero_copy_stream_impl.h>
+
+#include <climits>
+#include <cstdlib>
 
 #include <cstring>
 #include <fstream>
@@ -65,27 +72,24 @@ public:
     const onnx::TensorProto &tensor = *it->second;
     size_t es = dtypeSize(t.dtype);
     if (tensor.data_location() == onnx::TensorProto::EXTERNAL) {
-      std::string file;
-      int64_t offset = 0;
-      for (const auto &kv : tensor.external_data()) {
-        if (kv.key() == "location")
-          file = dir + "/" + kv.value();
-        else if (kv.key() == "offset")
-          offset = std::stoll(kv.value());
-      }
-      std::ifstream in(file, std::ios::binary);
+      ExternalDataRange range;
+      if (Status s = resolveExternalData(tensor, dir, t.numElements() * es,
+                                         range);
+          !s)
+        return s;
+      std::ifstream in(range.path, std::ios::binary);
       if (!in)
         return Status::error("weight '" + t.name + "': cannot open its "
-                             "external data " + file);
+                             "external data " + range.path);
       // Only this rank's block: one read per contiguous run.
       bool ok = true;
       forEachBlockRun(t, mesh, rank, [&](int64_t g, int64_t l, int64_t n) {
-        in.seekg(offset + g * es);
+        in.seekg(int64_t(range.offset) + g * es);
         in.read(static_cast<char *>(local) + l * es, n * es);
         ok &= bool(in);
       });
       return ok ? Status::ok()
-                : Status::error("weight '" + t.name + "': " + file +
+                : Status::error("weight '" + t.name + "': " + range.path +
                                 " is shorter than the tensor");
     }
     std::string bytes;
@@ -120,27 +124,126 @@ public:
     } else {
       copy = model;
     }
-    auto store = [&](onnx::TensorProto &tensor, const std::string &name) {
-      for (const auto &[weight, bytes] : weights) {
-        if (weight != name)
-          continue;
-        tensor.clear_float_data();
-        tensor.clear_double_data();
-        tensor.clear_external_data();
-        tensor.clear_data_location();
-        tensor.set_raw_data(bytes.data(), bytes.size());
-      }
-    };
+    std::map<std::string, const std::vector<char> *> trained;
+    for (const auto &[weight, bytes] : weights)
+      trained[weight] = &bytes;
+    // Every tensor that holds weights: initializers, and the Constant nodes
+    // other exporters store them in (they stay Constant nodes).
+    std::vector<std::pair<onnx::TensorProto *, std::string>> tensors;
     for (auto &init : *copy.mutable_graph()->mutable_initializer())
-      store(init, init.name());
-    // Weights the exporter stored as Constant nodes stay Constant nodes.
+      tensors.emplace_back(&init, init.name());
     for (auto &node : *copy.mutable_graph()->mutable_node())
       if (onnx::TensorProto *value = constantValue(node))
-        store(*value, node.output(0));
-    std::ofstream out(path, std::ios::binary);
-    if (!out || !copy.SerializeToOstream(&out))
-      return Status::error(path + ": cannot write the trained model");
-    return Status::ok();
+        tensors.emplace_back(value, node.output(0));
+    bool hadExternal = false;
+    uint64_t inlineBytes = 0;
+    for (auto &[tensor, name] : tensors) {
+      hadExternal |= tensor->data_location() == onnx::TensorProto::EXTERNAL;
+      auto it = trained.find(name);
+      inlineBytes += it != trained.end() ? it->second->size()
+                                         : tensor->ByteSizeLong();
+    }
+    bool external = hadExternal || inlineBytes > saveInlineLimit();
+    AtomicFile data;
+    std::string dataName;
+    if (external) {
+      // One file beside the model, as onnx's save_model with
+      // save_as_external_data writes it.
+      size_t slash = path.rfind('/');
+      dataName = (slash == std::string::npos ? path : path.substr(slash + 1)) +
+                 ".data";
+      if (Status s = data.open(modelFolder(path) + "/" + dataName); !s)
+        return s;
+    }
+    uint64_t offset = 0;
+    for (auto &[tensor, name] : tensors) {
+      auto it = trained.find(name);
+      std::string bytes;
+      if (it != trained.end()) {
+        bytes.assign(it->second->data(), it->second->size());
+      } else if (tensor->data_location() == onnx::TensorProto::EXTERNAL) {
+        // Copied from this model's external data into the new file.
+        if (Status s = readExternal(*tensor, bytes); !s)
+          return s;
+      } else if (!external || !tensor->has_raw_data() ||
+                 tensor->raw_data().size() < kExternalMinBytes) {
+        continue; // kept as it is, inline
+      } else {
+        bytes = tensor->raw_data();
+      }
+      tensor->clear_float_data();
+      tensor->clear_double_data();
+      tensor->clear_int32_data();
+      tensor->clear_int64_data();
+      tensor->clear_external_data();
+      tensor->clear_data_location();
+      if (!external || bytes.size() < kExternalMinBytes) {
+        tensor->set_raw_data(std::move(bytes));
+        continue;
+      }
+      tensor->clear_raw_data();
+      tensor->set_data_location(onnx::TensorProto::EXTERNAL);
+      auto entry = [&](const char *key, const std::string &value) {
+        auto *kv = tensor->add_external_data();
+        kv->set_key(key);
+        kv->set_value(value);
+      };
+      entry("location", dataName);
+      entry("offset", std::to_string(offset));
+      entry("length", std::to_string(bytes.size()));
+      data.write(bytes.data(), bytes.size());
+      offset += bytes.size();
+    }
+    if (!external && copy.ByteSizeLong() > uint64_t(INT32_MAX))
+      return Status::error(path + ": the trained model is over protobuf's 2 "
+                           "GiB limit");
+    // The data file first: until the model is renamed over its name, the
+    // previous model reads the previous data, or (saving over itself) the
+    // same tensors at the same offsets.
+    if (external)
+      if (Status s = data.commit(); !s)
+        return s;
+    AtomicFile out;
+    if (Status s = out.open(path); !s)
+      return s;
+    {
+      google::protobuf::io::FileOutputStream stream(out.fd());
+      if (!copy.SerializeToZeroCopyStream(&stream) || !stream.Flush())
+        out.fail(stream.GetErrno());
+      stream.SetCloseOnDelete(false);
+    }
+    return out.commit();
+  }
+
+private:
+  /// Below this size a tensor stays inline (onnx's size_threshold).
+  static constexpr size_t kExternalMinBytes = 1024;
+
+  /// The size past which a saved model keeps its weights in a data file:
+  /// protobuf's 2 GiB; TP_SAVE_INLINE_LIMIT lowers it for tests.
+  static uint64_t saveInlineLimit() {
+    if (const char *env = std::getenv("TP_SAVE_INLINE_LIMIT"))
+      return std::strtoull(env, nullptr, 10);
+    return uint64_t(INT32_MAX) - (uint64_t(64) << 20);
+  }
+
+  /// The whole of an external tensor of this model, read from its folder.
+  Status readExternal(const onnx::TensorProto &tensor,
+                      std::string &bytes) const {
+    uint64_t size;
+    if (!onnxTensorBytes(tensor, size))
+      return Status::error("weight '" + tensor.name() +
+                           "': external data of no fixed size");
+    ExternalDataRange range;
+    if (Status s = resolveExternalData(tensor, dir, size, range); !s)
+      return s;
+    std::ifstream in(range.path, std::ios::binary);
+    bytes.resize(range.length);
+    in.seekg(int64_t(range.offset));
+    in.read(bytes.data(), int64_t(bytes.size()));
+    return in ? Status::ok()
+              : Status::error("weight '" + tensor.name() + "': cannot read " +
+                              range.path);
   }
 };
 
@@ -161,8 +264,7 @@ Status WeightSource::open(const std::string &path,
   if (!parsed)
     return Status::error(path + ": cannot read the ONNX model");
   weights->path = path;
-  size_t slash = path.rfind('/');
-  weights->dir = slash == std::string::npos ? "." : path.substr(0, slash);
+  weights->dir = modelFolder(path);
   for (const auto &init : weights->model.graph().initializer())
     weights->byName[init.name()] = &init;
   for (auto &node : *weights->model.mutable_graph()->mutable_node())

@@ -9,6 +9,7 @@
 // program on every rank, and assembles the full outputs.
 //
 //===----------------------------------------------------------------------===//
+#include "tprt/AtomicFile.h"
 #include "tprt/Blocks.h"
 #include "tprt/DType.h"
 #include "tprt/Npy.h"
@@ -342,6 +343,8 @@ void warnIfLinkLossOutlivesTimeout() {
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
+  // A write past `ulimit -f` is then an error message, not a signal.
+  ignoreFileSizeSignal();
   cl::HideUnrelatedOptions(category);
   cl::ParseCommandLineOptions(
       argc, argv,
@@ -674,10 +677,8 @@ int main(int argc, char **argv) {
       if (a.kind == "param" && !a.torchName.empty())
         names += a.name + "\t" + a.torchName + "\n";
     if (!names.empty()) {
-      std::ofstream out(dumpGrads + "/names.tsv");
-      out << names;
-      if (!out)
-        return finish(fail(dumpGrads + "/names.tsv: cannot write"));
+      if (Status s = writeFileAtomically(dumpGrads + "/names.tsv", names); !s)
+        return finish(fail(s.message()));
     }
     for (size_t i = 0; i < m.results.size(); ++i) {
       llvm::StringRef name = m.results[i].name;

@@ -23,8 +23,11 @@ public:
   /// (a step then holds one copy of them, as PyTorch does); loadBlock fails
   /// afterwards, and saveWithWeights reads the model file again.
   virtual void release() = 0;
-  /// Writes the model to `path` (binary ONNX, weights embedded) with the
-  /// given initializers' data replaced (name -> raw little-endian bytes).
+  /// Writes the model to `path` (binary ONNX) with the given initializers'
+  /// data replaced (name -> raw little-endian bytes), atomically
+  /// (tprt/AtomicFile.h). Weights are embedded, or, when the model had
+  /// external data or would pass protobuf's 2 GiB, written to one data file
+  /// beside it, `<file name>.data` (tensors of 1 KB and more).
   virtual Status saveWithWeights(
       const std::string &path,
       const std::vector<std::pair<std::string, std::vector<char>>> &weights)

@@ -8,13 +8,21 @@ numpy reference output:
                 [8] point into weights.bin at their offsets
   weights.bin   the raw little-endian f32 data
   x.npy, y.npy  input [2, 4] and y = x @ fc.weight.T + fc.bias
+
+--weight-location and --weight-offset replace fc.weight's location and
+offset (external-data-confined.test: locations that lead out of the folder).
 """
+import argparse
 import os
-import sys
 
 import numpy as np
 
-out = sys.argv[1]
+parser = argparse.ArgumentParser()
+parser.add_argument("out")
+parser.add_argument("--weight-location", default="weights.bin")
+parser.add_argument("--weight-offset", default="0")
+args = parser.parse_args()
+out = args.out
 rng = np.random.default_rng(3)
 w = rng.standard_normal((8, 4)).astype(np.float32)
 b = rng.standard_normal(8).astype(np.float32)
@@ -28,12 +36,13 @@ np.save(os.path.join(out, "x.npy"), x)
 np.save(os.path.join(out, "y.npy"), x @ w.T + b)
 
 
-def initializer(name, dims, offset, length):
+def initializer(name, dims, offset, length, location="weights.bin"):
     dims_text = " ".join(f"dims: {d}" for d in dims)
+    location = location.replace("\\", "\\\\").replace('"', '\\"')
     return f"""
   initializer {{
     name: "{name}" {dims_text} data_type: 1 data_location: EXTERNAL
-    external_data {{ key: "location" value: "weights.bin" }}
+    external_data {{ key: "location" value: "{location}" }}
     external_data {{ key: "offset" value: "{offset}" }}
     external_data {{ key: "length" value: "{length}" }}
   }}"""
@@ -52,7 +61,8 @@ graph {{
   node {{
     input: "x" input: "fc.weight" input: "fc.bias" output: "y" name: "/fc/Gemm" op_type: "Gemm"
     attribute {{ name: "transB" i: 1 type: INT }}
-  }}{initializer("fc.weight", [8, 4], 0, 128)}{initializer("fc.bias", [8], 148, 32)}{value_info("input", "x", [2, 4])}{value_info("output", "y", [2, 8])}
+  }}{initializer("fc.weight", [8, 4], args.weight_offset, 128,
+                                                args.weight_location)}{initializer("fc.bias", [8], 148, 32)}{value_info("input", "x", [2, 4])}{value_info("output", "y", [2, 8])}
 }}
 """
 with open(os.path.join(out, "model.pbtxt"), "w") as f:

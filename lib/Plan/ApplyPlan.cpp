@@ -98,6 +98,8 @@ private:
   DenseMap<unsigned, Annotation> args;
   DenseMap<Operation *, Annotation> ops;
   DenseMap<unsigned, Annotation> results;
+  /// Module path -> the index of the plan entry that applies to it.
+  llvm::StringMap<unsigned> entryOf;
 
   InFlightDiagnostic error() { return emitError(func.getLoc()); }
   LogicalResult buildMesh();
@@ -248,24 +250,21 @@ LogicalResult PlanApplier::applyEntry(const PlanEntry &e) {
                    << "'; styles are colwise, rowwise, sequence, replicate";
 
   SmallVector<std::string> matched;
-  for (auto &entry : paramModules)
-    if (matchesPattern(e.pattern, entry.getKey()))
-      matched.push_back(entry.getKey().str());
-  for (auto &entry : nodeScopes)
-    if (matchesPattern(e.pattern, entry.getKey()) &&
-        !llvm::is_contained(matched, entry.getKey().str()))
-      matched.push_back(entry.getKey().str());
+  bool matchedAny = false;
+  unsigned index = &e - plan.entries.data();
+  for (auto &entry : entryOf)
+    if (matchesPattern(e.pattern, entry.getKey())) {
+      matchedAny = true;
+      // A module an exact entry names is that entry's.
+      if (entry.getValue() == index)
+        matched.push_back(entry.getKey().str());
+    }
   llvm::sort(matched);
-  if (matched.empty()) {
+  if (!matchedAny) {
     // Suggest the closest module names.
-    llvm::StringSet<> all;
-    for (auto &entry : paramModules)
-      all.insert(entry.getKey());
-    for (auto &entry : nodeScopes)
-      all.insert(entry.getKey());
     SmallVector<std::string> names;
-    for (auto &name : all)
-      names.push_back(name.getKey().str());
+    for (auto &entry : entryOf)
+      names.push_back(entry.getKey().str());
     return error() << where << " (" << e.source
                    << ") matches no module; closest: "
                    << closestModules(e.pattern, names);
@@ -590,6 +589,28 @@ LogicalResult PlanApplier::run() {
   if (failed(buildMesh()))
     return failure();
   collectModules();
+  SmallVector<std::string> modules;
+  for (auto &entry : paramModules)
+    modules.push_back(entry.getKey().str());
+  for (auto &entry : nodeScopes)
+    if (!paramModules.count(entry.getKey()))
+      modules.push_back(entry.getKey().str());
+  llvm::sort(modules);
+  std::vector<PlanOverride> overrides;
+  if (auto err = resolvePlanEntries(plan.entries, modules, entryOf, overrides))
+    return error() << *err;
+  // Every module an entry could match, for the message when one matches none.
+  for (const std::string &m : modules)
+    entryOf.try_emplace(m, ~0u);
+  if (!overrides.empty()) {
+    Builder b(module.getContext());
+    SmallVector<Attribute> notes;
+    for (const PlanOverride &o : overrides)
+      notes.push_back(b.getStringAttr("module '" + o.module + "': entry " +
+                                      o.exact + " names it, so " + o.wildcard +
+                                      " does not apply to it"));
+    module->setAttr(kPlanOverridesAttr, b.getArrayAttr(notes));
+  }
   for (const PlanEntry &e : plan.entries)
     if (failed(applyEntry(e)))
       return failure();

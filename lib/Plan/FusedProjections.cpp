@@ -225,16 +225,28 @@ struct TPSplitFusedProjectionsPass
     (void)addEntries(entries, plan);
     for (auto func : getOperation().getOps<func::FuncOp>()) {
       llvm::StringMap<SmallVector<unsigned>> modules = weightsByModule(func);
-      for (const PlanEntry &e : plan.entries) {
-        if (StringRef(e.style).split('@').first != "colwise")
+      // The entry that applies to each module, as tp-apply-plan decides it
+      // (an ambiguous plan is reported there).
+      SmallVector<std::string> names;
+      for (auto &entry : modules)
+        names.push_back(entry.getKey().str());
+      llvm::sort(names);
+      llvm::StringMap<unsigned> entryOf;
+      std::vector<PlanOverride> overrides;
+      if (resolvePlanEntries(plan.entries, names, entryOf, overrides))
+        continue;
+      for (const std::string &module : names) {
+        auto it = entryOf.find(module);
+        if (it == entryOf.end() ||
+            StringRef(plan.entries[it->second].style).split('@').first !=
+                "colwise")
           continue;
-        for (auto &[module, params] : modules) {
-          ProjectionWeights p = projectionWeights(func, params, module);
-          if (!matchesPattern(e.pattern, module) || !p.weight)
-            continue;
-          if (auto f = match(func, *p.weight, p.bias))
-            separateMergedHeads(func, rewrite(func, *f));
-        }
+        ProjectionWeights p =
+            projectionWeights(func, modules.lookup(module), module);
+        if (!p.weight)
+          continue;
+        if (auto f = match(func, *p.weight, p.bias))
+          separateMergedHeads(func, rewrite(func, *f));
       }
       func.setType(FunctionType::get(func.getContext(),
                                      func.getBody().getArgumentTypes(),

@@ -336,6 +336,40 @@ bool tp::matchesPattern(StringRef pattern, StringRef module) {
   return false;
 }
 
+std::optional<std::string>
+tp::resolvePlanEntries(ArrayRef<PlanEntry> entries,
+                       ArrayRef<std::string> modules,
+                       llvm::StringMap<unsigned> &owner,
+                       std::vector<PlanOverride> &overrides) {
+  auto describe = [&](unsigned i) {
+    return "'" + entries[i].pattern + "=" + entries[i].style + "' (" +
+           entries[i].source + ")";
+  };
+  for (const std::string &module : modules) {
+    SmallVector<unsigned, 2> matching;
+    for (unsigned i = 0; i < entries.size(); ++i)
+      if (matchesPattern(entries[i].pattern, module))
+        matching.push_back(i);
+    if (matching.empty())
+      continue;
+    SmallVector<unsigned, 2> exact;
+    for (unsigned i : matching)
+      if (!StringRef(entries[i].pattern).contains('*'))
+        exact.push_back(i);
+    if (matching.size() > 1 && exact.size() != 1)
+      return "plan entries " + describe(matching[0]) + " and " +
+             describe(matching[1]) + " both match module '" + module +
+             "'; name the module exactly in one of them (an exact name wins "
+             "over a pattern) or narrow a pattern";
+    unsigned winner = matching.size() == 1 ? matching[0] : exact[0];
+    owner[module] = winner;
+    for (unsigned i : matching)
+      if (i != winner)
+        overrides.push_back({module, describe(winner), describe(i)});
+  }
+  return std::nullopt;
+}
+
 std::string tp::closestModules(StringRef pattern,
                                ArrayRef<std::string> modules) {
   SmallVector<std::pair<unsigned, std::string>> near;

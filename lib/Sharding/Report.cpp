@@ -412,6 +412,20 @@ void tp::printCollectiveReport(ModuleOp module, llvm::raw_ostream &os,
   }
   if (pipeline && !json)
     printPipeline(*pipeline, os);
+  // Plan entries an exact module name overrode on some module.
+  auto overrides = module->getAttrOfType<ArrayAttr>(kPlanOverridesAttr);
+  if (overrides && !json) {
+    os << "plan: an exact module name wins over a pattern\n";
+    for (Attribute note : overrides)
+      os << "  " << cast<StringAttr>(note).getValue() << "\n";
+  }
+  if (overrides && json)
+    for (llvm::json::Value &f : funcs)
+      f.getAsObject()->try_emplace(
+          "plan_overrides",
+          llvm::json::Array(llvm::map_range(overrides, [](Attribute note) {
+            return cast<StringAttr>(note).getValue().str();
+          })));
   if (json)
     os << llvm::formatv("{0:2}", llvm::json::Value(std::move(funcs))) << "\n";
 }

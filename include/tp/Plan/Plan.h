@@ -101,6 +101,23 @@ parseAssignment(StringRef spec, StringRef what,
 /// `*` in a plan pattern stands for one module path part.
 bool matchesPattern(StringRef pattern, StringRef module);
 
+/// A wildcard entry that also matched a module an exact entry names: the
+/// exact entry applies there (--report lists these).
+struct PlanOverride {
+  std::string module, exact, wildcard;
+};
+
+/// Decides which entry applies to each of `modules` (owner: module -> index
+/// into `entries`). One entry matching is the rule; when several do, an
+/// entry that names the module exactly (no `*`) wins over the wildcards
+/// (recorded in `overrides`), and two wildcard entries matching one module
+/// are an error naming both entries and the module: the result must not
+/// depend on the order of a plan's keys.
+std::optional<std::string>
+resolvePlanEntries(ArrayRef<PlanEntry> entries, ArrayRef<std::string> modules,
+                   llvm::StringMap<unsigned> &owner,
+                   std::vector<PlanOverride> &overrides);
+
 /// The (at most) three of `modules` closest to `pattern` by edit distance,
 /// comma-separated: what a message suggests for an entry that matches none.
 std::string closestModules(StringRef pattern, ArrayRef<std::string> modules);

@@ -26,6 +26,9 @@ constexpr llvm::StringLiteral kAxisNamesAttr = "tp.axis_names";
 constexpr llvm::StringLiteral kShardingAttr = "tp.sharding";
 /// Why a value has its layout (plan entry or propagation step).
 constexpr llvm::StringLiteral kOriginAttr = "tp.sharding_origin";
+/// On the module: the plan's wildcard entries an exact entry overrode on
+/// some module (tp-apply-plan), which --report lists.
+constexpr llvm::StringLiteral kPlanOverridesAttr = "tp.plan_overrides";
 /// Set by propagation on every op: what it reads and produces.
 constexpr llvm::StringLiteral kInShardingsAttr = "tp.in_shardings";
 constexpr llvm::StringLiteral kOutShardingsAttr = "tp.out_shardings";

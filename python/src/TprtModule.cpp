@@ -4,7 +4,8 @@
 // every rank on the threads backend, or this process's one rank under
 // mpirun. Python hands it whole (global) arrays; the session scatters each
 // rank's block straight out of the array's buffer (no conversion copy),
-// runs one step on every local rank with the GIL released, feeds a training
+// runs one step on every local rank with the GIL released (one call at a
+// time: concurrent callers wait), feeds a training
 // step's updated weights back as tp-run --steps does, and gathers whole
 // results straight into new numpy arrays. Failures are tp._tprt.Error with
 // the runtime's messages.
@@ -25,6 +26,7 @@
 #include <dlfcn.h>
 #include <map>
 #include <mpi.h>
+#include <mutex>
 #include <thread>
 #include <utility>
 
@@ -213,6 +215,7 @@ public:
     // Row-major and aligned: read in place; otherwise one contiguous copy.
     py::array contiguous =
         py::array::ensure(array, py::array::c_style | py::array::forcecast);
+    std::lock_guard<std::recursive_mutex> lock(mutex);
     for (size_t i = 0; i < localRanks.size(); ++i)
       extractBlock(t, m.mesh, localRanks[i], contiguous.data(),
                    argument(i, index).data(), dtypeSize(t.dtype));
@@ -223,7 +226,10 @@ public:
   double run() {
     std::vector<double> seconds(localRanks.size());
     {
+      // The lock is taken without the GIL and given back before it is
+      // taken again: a thread waiting in set() or get() holds the GIL.
       py::gil_scoped_release release;
+      std::lock_guard<std::recursive_mutex> lock(mutex);
       auto runOne = [&](size_t i) {
         RankContext ctx{comms[i].get(), &m.collectiveSites, &ranks[i].stats,
                         nullptr};
@@ -273,6 +279,7 @@ public:
       return argument ? this->argument(i, index) : ranks[i].results[index];
     };
     size_t es = dtypeSize(t.dtype);
+    std::lock_guard<std::recursive_mutex> lock(mutex);
     if (mpi) {
       size_t bytes = local(0).size();
       std::vector<char> all(bytes * numRanks);
@@ -291,6 +298,7 @@ public:
 
   /// Writes the model with the current weights (tp-run --save).
   void save(const std::string &path) const {
+    std::lock_guard<std::recursive_mutex> lock(mutex);
     std::vector<std::pair<std::string, std::vector<char>>> trained;
     for (const TensorSpec &t : m.arguments) {
       if (t.kind != "param")
@@ -371,6 +379,9 @@ private:
   std::vector<std::pair<size_t, size_t>> feedback;
   /// Argument -> the in-place result that owns its buffer.
   std::map<size_t, int> sharedResult;
+  /// One call at a time on the ranks' buffers (Python threads may share a
+  /// session; the package also orders whole calls, tp/module.py).
+  mutable std::recursive_mutex mutex;
 };
 
 // MPI, for the package's process-per-rank mode (under mpirun).

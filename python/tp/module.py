@@ -1,7 +1,9 @@
 """parallelize_module and the compiled module it returns."""
 import collections
+import functools
 import os
 import sys
+import threading
 
 import numpy as np
 
@@ -36,6 +38,18 @@ def to_numpy(value, what):
     if isinstance(value, np.ndarray):
         return value, False
     return np.asarray(value), False
+
+
+def one_call_at_a_time(method):
+    """Runs a method of a CompiledModule (or of its training step) under
+    the module's lock: calls from several threads run one after another,
+    each with its own inputs, and a forward during a training step sees the
+    weights of one step or the other, never a mix."""
+    @functools.wraps(method)
+    def locked(self, *args, **kwargs):
+        with self._lock:
+            return method(self, *args, **kwargs)
+    return locked
 
 
 class Program:
@@ -151,6 +165,9 @@ class CompiledModule:
         self._forward = None
         self._trainer = None
         self._synced_step = 0
+        # Held through every call that reads or writes the ranks' buffers
+        # (one_call_at_a_time); reentrant, as compiling and syncing nest.
+        self._lock = threading.RLock()
 
     # -- compiling ---------------------------------------------------------
     def _ensure_model(self, example_inputs):
@@ -195,11 +212,13 @@ class CompiledModule:
     @property
     def program(self):
         """The forward program (compiled on first use)."""
-        if self._forward is None:
-            self._forward = self.compile_program("forward", [])
-        return self._forward
+        with self._lock:
+            if self._forward is None:
+                self._forward = self.compile_program("forward", [])
+            return self._forward
 
     # -- running -----------------------------------------------------------
+    @one_call_at_a_time
     def __call__(self, *inputs):
         if self._forward is None:
             self._forward = self.compile_program("forward", [], inputs)
@@ -224,16 +243,19 @@ class CompiledModule:
                 p["name"], t._program._session.get(p["name"], argument=True))
         self._synced_step = t._program._session.steps
 
+    @one_call_at_a_time
     def state_dict(self):
         self._sync_from_trainer()
         return self.program.state_dict()
 
+    @one_call_at_a_time
     def load_state_dict(self, state_dict, strict=True):
         result = self.program.load_state_dict(state_dict, strict)
         if self._trainer is not None:
             self._trainer._program.load_state_dict(state_dict, strict)
         return result
 
+    @one_call_at_a_time
     def save(self, path):
         self._sync_from_trainer()
         self.program.save(path)

@@ -5,7 +5,7 @@
 #   scripts/sanitize.sh                   configure, build, run the suite
 #   scripts/sanitize.sh --configure-only  (what scripts/fuzz.sh uses)
 #
-# Built with clang in ${TP_FUZZ_BUILD_DIR:-build-sanitize} (also the fuzz
+# Built with clang 22 in ${TP_FUZZ_BUILD_DIR:-build-sanitize} (also the fuzz
 # targets' tree: -DTP_FUZZ=ON), without the CUDA runtime (it cannot run
 # here and cudart does not load under ASan's shadow memory reservations).
 # Leaks: LeakSanitizer runs; what it reports in libraries outside tp is
@@ -13,10 +13,12 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${TP_FUZZ_BUILD_DIR:-build-sanitize}
-cxx=$(command -v clang++ || command -v clang++-14 || true)
-cc=$(command -v clang || command -v clang-14 || true)
+# clang 22, the toolchain of the LLVM tp builds on (scripts/setup.sh
+# installs it with its sanitizer and libFuzzer runtimes, libclang-rt-22-dev).
+cxx=$(command -v clang++-22 || true)
+cc=$(command -v clang-22 || true)
 if [ -z "$cxx" ] || [ -z "$cc" ]; then
-  echo "sanitize.sh: needs clang (libFuzzer and the sanitizer runtimes): apt-get install clang" >&2
+  echo "sanitize.sh: needs clang 22 (libFuzzer and the sanitizer runtimes): scripts/setup.sh installs clang-22 and libclang-rt-22-dev" >&2
   exit 1
 fi
 if [ ! -f "$build/build.ninja" ]; then

@@ -22,6 +22,10 @@ packages=(
   pybind11-dev python3-dev python3-pytest python3-torch
   # the ONNX backend test suite (test/conformance)
   libonnx-testdata
+  # clang 22, the toolchain of LLVM 22: scripts/check-clang.sh (CI) keeps the
+  # code compiling with it, and the sanitizer and fuzz builds use it and its
+  # sanitizer and libFuzzer runtimes
+  clang-22 libclang-rt-22-dev
 )
 
 missing=()

@@ -56,7 +56,7 @@ cp scripts/gpu-run-checks.sh "$DIR/run.sh"
 cp bench/gpu_mlp.py "$DIR/bench/"
 for m in mlp block; do
   mkdir -p "$DIR/models/$m"
-  cp test/models/$m/{model.onnx,input_x.npy,output.npy,loss.npy,grad_*.npy} "$DIR/models/$m/"
+  cp -r test/models/$m/{model.onnx,input_x.npy,output.npy,loss.npy,grads} "$DIR/models/$m/"
 done
 
 compile() { # program name, model, tp-compile arguments...

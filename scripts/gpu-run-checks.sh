@@ -69,12 +69,8 @@ for m in mlp block; do
 done
 check "mlp, 2 thread ranks on 1 GPU vs PyTorch" 1 \
   run mlp-threads-2 mlp --compare output="$B/models/mlp/output.npy"
-GRADS=()
-for g in "$B"/models/mlp/grad_*.npy; do
-  n=$(basename "$g" .npy); GRADS+=(--compare "$n=$g")
-done
 check "mlp train step, 1 GPU: loss + gradients" 5 run train-1 mlp \
-  --compare loss="$B/models/mlp/loss.npy" "${GRADS[@]}"
+  --compare loss="$B/models/mlp/loss.npy" --compare-grads "$B/models/mlp/grads"
 check "mlp, 1-process NCCL vs PyTorch" 1 run mlp-1 mlp --backend nccl \
   --rendezvous "$W/nccl-id-1" --rank 0 --compare output="$B/models/mlp/output.npy"
 

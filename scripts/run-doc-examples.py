@@ -45,6 +45,8 @@ How each example runs
 Links
   Every relative link of those pages ([text](path), [text]: path) must
   name a file or folder the repository tracks (inside it: no `../shared`).
+  Nor may any other text of them, code included, name a `../` path that
+  leaves the repository: a user's clone has nothing beside it.
 
 Usage
   /usr/bin/python3 scripts/run-doc-examples.py [--build-dir build] [--repo .]
@@ -139,6 +141,24 @@ def parse_page(repo, page, errors):
         blocks.append(Block(page, start, lang, "\n".join(body), skip))
         last_text = None
     return blocks, links
+
+
+OUTSIDE_RE = re.compile(r"(?<![\w./-])((?:\.\./)+[\w.-]*)")
+
+
+def check_outside_paths(repo, page):
+    """`../` paths in a page's text that leave the repository."""
+    bad = []
+    with open(os.path.join(repo, page), encoding="utf-8") as f:
+        for n, line in enumerate(f, 1):
+            for target in OUTSIDE_RE.findall(line):
+                full = os.path.normpath(os.path.join(repo, os.path.dirname(page),
+                                                     target))
+                rel = os.path.relpath(full, repo)
+                if rel == ".." or rel.startswith(".." + os.sep):
+                    bad.append("%s:%d: '%s' names a folder outside the "
+                               "repository" % (page, n, target))
+    return bad
 
 
 # The build the examples run on (set by main): CUDA examples also need its
@@ -305,6 +325,7 @@ def main():
         blocks += [x for x in b if x.lang in SHELL_LANGS | PYTHON_LANGS]
         nlinks += len(links)
         errors += check_links(repo, page, links, tracked)
+        errors += check_outside_paths(repo, page)
     for e in errors:
         print("docs: error: " + e)
 

@@ -21,7 +21,7 @@ g1dir, g2dir = sys.argv[5], sys.argv[6]
 lr, m, wd = (float(v) for v in sys.argv[7:10])
 ok = True
 for name in w0:
-    g1 = np.load(os.path.join(g1dir, f"grad_{name}.npy")).astype(np.float64)
+    g1 = np.load(os.path.join(g1dir, "grads", f"{name}.npy")).astype(np.float64)
     g2 = np.load(os.path.join(g2dir, f"{name}.npy")).astype(np.float64)
     buf2 = m * (g1 + wd * w0[name]) + g2 + wd * w1[name]
     want = w1[name] - lr * buf2

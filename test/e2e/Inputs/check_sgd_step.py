@@ -40,11 +40,8 @@ def main():
     before, after = weights(original), weights(saved)
     ok = True
     for name, w in before.items():
-        # Reference folders name gradients grad_<name>.npy (test/models/mlp)
-        # or grads/<name>.npy (the generated fixtures).
-        path = os.path.join(refs, f"grad_{name}.npy")
-        if not os.path.exists(path):
-            path = os.path.join(refs, "grads", f"{name}.npy")
+        # Reference folders hold each gradient as grads/<name>.npy.
+        path = os.path.join(refs, "grads", f"{name}.npy")
         g = np.load(path).astype(np.float64)
         if optimizer == "adamw":
             want = w - lr * wd * w - lr * g / (np.abs(g) + eps)

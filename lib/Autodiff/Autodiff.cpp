@@ -23,11 +23,97 @@ struct TPAutodiffPass : tp::impl::TPAutodiffBase<TPAutodiffPass> {
 
   SmallVector<std::string> stateNames;
 
+  /// PyTorch's cross_entropy of `logits` [..., C] against `labels` [...]
+  /// with ignore_index, reduction and label_smoothing. With lp =
+  /// log_softmax(logits), v = 1 where the label is not ignored, t the
+  /// one-hot target (a zero row where ignored) smoothed to (1 - e) t + e / C,
+  /// and D the count of v (mean) or 1 (sum):
+  ///   loss = -sum(v * t * lp) / D,   dL/dlogits = (exp(lp) - t) * v / D.
+  /// Log-softmax and NLL are fused this way, never forming softmax's
+  /// probabilities in the loss itself; on logits split over the classes
+  /// every step stays split (tp-partition all-reduces the max, the sum of
+  /// exponentials and the loss: Megatron's vocab-parallel cross entropy),
+  /// and D, a sum over the batch, is all-reduced over data parallelism: the
+  /// mean is over the global count, however the ignored labels fall.
+  void buildCrossEntropy(OpBuilder &b, Location loc, RankedTensorType outType,
+                         Value logits, Value labels, Value &lossValue,
+                         Value &seed) {
+    int64_t axis = outType.getRank() - 1, classes = outType.getShape().back();
+    Type f = outType.getElementType();
+    auto labelType = cast<RankedTensorType>(labels.getType());
+    auto scalar = [&](Type t, Attribute v) -> Value {
+      return ConstantOp::create(
+          b, loc, DenseElementsAttr::get(RankedTensorType::get({}, t), v));
+    };
+    auto fconst = [&](double v) { return scalar(f, b.getFloatAttr(f, v)); };
+    auto iconst = [&](int64_t v) {
+      return scalar(b.getI64Type(), b.getI64IntegerAttr(v));
+    };
+    Value lp = LogSoftmaxOp::create(b, loc, outType, logits,
+                                    b.getI64IntegerAttr(axis));
+    // An ignored label becomes `classes`, out of OneHot's range: a zero row
+    // (a negative ignore_index would otherwise wrap to a class).
+    Value ignored =
+        EqualOp::create(b, loc, labelType.clone(b.getI1Type()), labels,
+                        iconst(ignoreIndex));
+    Value safeLabels =
+        WhereOp::create(b, loc, labelType, ignored, iconst(classes), labels);
+    Value target = buildOneHot(b, loc, outType, safeLabels);
+    Value valid = CastOp::create(b, loc, labelType.clone(f),
+                                 NotOp::create(b, loc, ignored));
+    SmallVector<int64_t> keptShape(outType.getShape());
+    keptShape.back() = 1;
+    Value validRows =
+        ReshapeOp::create(b, loc, RankedTensorType::get(keptShape, f), valid);
+    auto scalarType = RankedTensorType::get({}, f);
+    auto sumAll = [&](Value v) -> Value {
+      int64_t rank = cast<RankedTensorType>(v.getType()).getRank();
+      return ReduceSumOp::create(
+          b, loc, scalarType, v,
+          b.getDenseI64ArrayAttr(llvm::to_vector(llvm::seq<int64_t>(0, rank))),
+          b.getBoolAttr(false));
+    };
+    // -sum(v * t * lp): t's ignored rows are zero already.
+    Value picked = sumAll(MulOp::create(b, loc, target, lp));
+    double e = labelSmoothing;
+    if (e > 0) {
+      // (1 - e) * picked + e / C * sum(v * sum_c lp)
+      Value perRow = ReduceSumOp::create(
+          b, loc, labelType.clone(f), lp, b.getDenseI64ArrayAttr({axis}),
+          b.getBoolAttr(false));
+      Value smooth = sumAll(MulOp::create(b, loc, perRow, valid));
+      picked = AddOp::create(
+          b, loc, MulOp::create(b, loc, picked, fconst(1.0 - e)),
+          MulOp::create(b, loc, smooth, fconst(e / double(classes))));
+      target = AddOp::create(b, loc,
+                             MulOp::create(b, loc, target, fconst(1.0 - e)),
+                             fconst(e / double(classes)));
+    }
+    Value negated = NegOp::create(b, loc, picked);
+    Value rowScale = validRows;
+    if (reduction == "mean") {
+      Value count = sumAll(valid);
+      lossValue = DivOp::create(b, loc, negated, count);
+      rowScale = DivOp::create(b, loc, validRows, count);
+    } else {
+      lossValue = negated;
+    }
+    seed = MulOp::create(
+        b, loc, SubOp::create(b, loc, ExpOp::create(b, loc, lp), target),
+        rowScale);
+  }
+
   LogicalResult build(ModuleOp module, func::FuncOp forward) {
     if (loss != "mse" && loss != "cross_entropy" && loss != "output")
       return forward.emitError("unknown --loss '")
              << loss << "' (mse, cross_entropy or output)";
     bool crossEntropy = loss == "cross_entropy";
+    if (reduction != "mean" && reduction != "sum")
+      return forward.emitError("unknown --reduction '")
+             << reduction << "' (mean or sum)";
+    if (!(labelSmoothing >= 0.0 && labelSmoothing <= 1.0))
+      return forward.emitError("--label-smoothing must lie in [0, 1], got ")
+             << labelSmoothing;
     bool hasLabels = labels || crossEntropy;
     if (optimizer != "sgd" && optimizer != "adamw" && optimizer != "none")
       return forward.emitError("unknown --optimizer '")
@@ -156,29 +242,8 @@ struct TPAutodiffPass : tp::impl::TPAutodiffBase<TPAutodiffPass> {
           b, loc, diff,
           constant(scalarType, 2.0 / double(outType.getNumElements())));
     } else if (crossEntropy) {
-      // PyTorch's cross_entropy (mean over the labels): with
-      // lp = log_softmax(y), loss = -sum(onehot(labels) * lp) / N and
-      // dL/dy = (exp(lp) - onehot) / N. Log-softmax and NLL are fused this
-      // way, never forming softmax's probabilities in the loss itself; on
-      // logits split over the classes every step stays split (tp-partition
-      // all-reduces the max, the sum of exponentials and the loss: Megatron's
-      // vocab-parallel cross entropy).
-      int64_t axis = outType.getRank() - 1;
       Value labelsArg = entry->getArgument(forward.getNumArguments());
-      Value lp = LogSoftmaxOp::create(b, loc, outType, output,
-                                      b.getI64IntegerAttr(axis));
-      Value oneHot = buildOneHot(b, loc, outType, labelsArg);
-      SmallVector<int64_t> all =
-          llvm::to_vector(llvm::seq<int64_t>(0, outType.getRank()));
-      Value picked = ReduceSumOp::create(
-          b, loc, scalarType, MulOp::create(b, loc, oneHot, lp),
-          b.getDenseI64ArrayAttr(all), b.getBoolAttr(false));
-      double n = double(outType.getNumElements() / outType.getShape().back());
-      lossValue = MulOp::create(b, loc, picked, constant(scalarType, -1.0 / n));
-      seed = MulOp::create(
-          b, loc,
-          SubOp::create(b, loc, ExpOp::create(b, loc, lp), oneHot),
-          constant(scalarType, 1.0 / n));
+      buildCrossEntropy(b, loc, outType, output, labelsArg, lossValue, seed);
     } else {
       if (labels)
         return forward.emitError("--labels goes with --loss mse");

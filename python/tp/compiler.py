@@ -1,10 +1,12 @@
 """tp-compile and tp-run from Python: exporting a torch.nn.Module, compiling
 it with a plan, and logging each compile stage (logger "tp")."""
+import contextlib
 import hashlib
 import json
 import logging
 import os
 import subprocess
+import threading
 
 from . import _config
 from ._tprt import Error
@@ -19,16 +21,46 @@ def tool(name):
     return path
 
 
+_export_lock = threading.Lock()
+
+
+@contextlib.contextmanager
+def _parameters_kept_apart(torch):
+    """torch.onnx.export of a module in eval mode merges initializers of
+    equal value into one (every fresh LayerNorm's ones and zeros, every
+    zero bias), which tp would then train as one tied weight. In training
+    mode the exporter merges only what is the same Parameter, which is what
+    PyTorch ties: its deduplication is run as in training mode, and nothing
+    else of the export changes."""
+    c = torch._C
+    dedup = getattr(c, "_jit_pass_onnx_deduplicate_initializers", None)
+    if dedup is None:  # a torch whose exporter has no such pass
+        yield
+        return
+
+    def by_identity(graph, params, is_train):
+        return dedup(graph, params, True)
+    with _export_lock:
+        c._jit_pass_onnx_deduplicate_initializers = by_identity
+        try:
+            yield
+        finally:
+            c._jit_pass_onnx_deduplicate_initializers = dedup
+
+
 def export(model, example_inputs, path):
     """torch.onnx.export with its defaults, as users export: folded weights,
-    the exporter's names; tp plans them by model.named_modules()."""
+    the exporter's names; tp plans them by model.named_modules(). Every
+    parameter keeps an initializer of its own (see _parameters_kept_apart),
+    and the export runs with autograd on, as a user's does: under no_grad
+    nn.MultiheadAttention takes a fused fast path the exporter refuses."""
     import torch
     if not isinstance(example_inputs, tuple):
         example_inputs = (example_inputs,)
     log.info("exporting %s with torch.onnx.export", type(model).__name__)
     was_training = model.training
     try:
-        with torch.no_grad():
+        with _parameters_kept_apart(torch):
             torch.onnx.export(model, example_inputs, path)
     except Exception as e:  # the exporter's own errors
         raise Error("torch.onnx.export failed: %s" % e) from e

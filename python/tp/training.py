@@ -1,6 +1,6 @@
 """The generated training step (tp-compile --train) driven from Python."""
 from ._tprt import Error
-from .module import CompiledModule
+from .module import CompiledModule, one_call_at_a_time
 
 LOSSES = ("mse", "cross_entropy", "output")
 
@@ -42,11 +42,11 @@ class TrainStep:
     """
 
     def __init__(self, module, loss, optimizer, labels, frozen, bucket_mb,
-                 recompute):
+                 recompute, loss_options=()):
         self.module = module
         self.loss = loss
         self.takes_labels = labels
-        flags = ["--train", "--loss=" + loss]
+        flags = ["--train", "--loss=" + loss] + list(loss_options)
         flags += optimizer.flags() if optimizer is not None \
             else ["--optimizer=none"]
         if labels and loss == "mse":
@@ -57,6 +57,8 @@ class TrainStep:
             flags.append("--bucket-mb=%r" % bucket_mb)
         self._flags = flags
         self._program = None
+        # The module's lock: its forward and this step share the weights.
+        self._lock = module._lock
 
     def _ensure(self, example_inputs):
         if self._program is not None:
@@ -73,6 +75,7 @@ class TrainStep:
     def __call__(self, inputs, labels=None):
         return self.step(inputs, labels)
 
+    @one_call_at_a_time
     def step(self, inputs, labels=None):
         """Runs one step on `inputs` (an array or a tuple of arrays, global
         batches) and `labels`; returns the loss as a float."""
@@ -95,6 +98,7 @@ class TrainStep:
         program._session.run()
         return float(program._session.get("loss"))
 
+    @one_call_at_a_time
     def get_gradients(self):
         """Every weight's gradient of the last step, by PyTorch name and in
         PyTorch's layout."""
@@ -113,12 +117,15 @@ class TrainStep:
                 grads[name] = program._output(value, program._as_torch)
         return grads
 
+    @one_call_at_a_time
     def state_dict(self):
         return self._require().state_dict()
 
+    @one_call_at_a_time
     def load_state_dict(self, state_dict, strict=True):
         return self._require().load_state_dict(state_dict, strict)
 
+    @one_call_at_a_time
     def save(self, path):
         self._require().save(path)
 
@@ -135,13 +142,19 @@ class TrainStep:
 
 
 def train_step(module, loss="mse", optimizer=None, *, labels=None,
-               frozen=(), bucket_mb=None, recompute=()):
+               frozen=(), bucket_mb=None, recompute=(), ignore_index=-100,
+               reduction="mean", label_smoothing=0.0):
     """Compiles the training step of a compiled module (tp-autodiff: loss,
     every gradient, the optimizer's update).
 
     loss: "mse" (mean of the squared output, or against labels),
       "cross_entropy" (logits against integer labels) or "output" (the
       model's scalar output).
+    ignore_index, reduction, label_smoothing: F.cross_entropy's: labels
+      equal to ignore_index (default -100, how padded positions are
+      labelled) count neither in the sum nor in the mean's denominator,
+      which is the global count of the others on any mesh; reduction
+      "mean" or "sum".
     optimizer: tp.SGD(...), tp.AdamW(...), or None (gradients only).
     labels: whether step() takes labels (default: yes for mse and
       cross_entropy).
@@ -167,5 +180,19 @@ def train_step(module, loss="mse", optimizer=None, *, labels=None,
                     % type(optimizer).__name__)
     if isinstance(recompute, str):
         recompute = [recompute]
+    loss_options = []
+    if loss == "cross_entropy":
+        if reduction not in ("mean", "sum"):
+            raise Error("reduction='%s': mean or sum (reduction='none' has "
+                        "no scalar loss to differentiate)" % reduction)
+        if not 0.0 <= float(label_smoothing) <= 1.0:
+            raise Error("label_smoothing=%r: give a value in [0, 1]"
+                        % label_smoothing)
+        loss_options = ["--ignore-index=%d" % int(ignore_index),
+                        "--reduction=" + reduction,
+                        "--label-smoothing=%r" % float(label_smoothing)]
+    elif (ignore_index, reduction, label_smoothing) != (-100, "mean", 0.0):
+        raise Error("ignore_index, reduction and label_smoothing go with "
+                    "loss='cross_entropy'")
     return TrainStep(module, loss, optimizer, labels, list(frozen), bucket_mb,
-                     list(recompute))
+                     list(recompute), loss_options)

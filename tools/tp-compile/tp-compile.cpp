@@ -182,6 +182,21 @@ cl::opt<std::string> lossKind(
              "against integer `labels`, vocab-parallel when the classes are "
              "split) or output (the model's scalar output)"),
     cl::init("mse"), cl::cat(trainCategory));
+cl::opt<int64_t> ignoreIndexOpt(
+    "ignore-index",
+    cl::desc("--loss cross_entropy: labels equal to this are left out of the "
+             "loss and of the mean's count, on every rank (PyTorch's "
+             "ignore_index)"),
+    cl::init(-100), cl::cat(trainCategory));
+cl::opt<std::string> reductionOpt(
+    "reduction",
+    cl::desc("--loss cross_entropy: mean (over the labels not ignored) or "
+             "sum"),
+    cl::value_desc("mean|sum"), cl::init("mean"), cl::cat(trainCategory));
+cl::opt<double> labelSmoothingOpt(
+    "label-smoothing",
+    cl::desc("--loss cross_entropy: PyTorch's label_smoothing, in [0, 1]"),
+    cl::init(0.0), cl::cat(trainCategory));
 cl::opt<std::string> batchNormMode(
     "batchnorm",
     cl::desc("BatchNormalization: 'train' normalizes with batch statistics "
@@ -538,6 +553,9 @@ int main(int argc, char **argv) {
     progress("generating the training step (tp-autodiff)");
     tp::TPAutodiffOptions autodiff;
     autodiff.loss = lossKind;
+    autodiff.ignoreIndex = ignoreIndexOpt;
+    autodiff.reduction = reductionOpt;
+    autodiff.labelSmoothing = labelSmoothingOpt;
     autodiff.optimizer = optimizerKind;
     autodiff.labels = withLabels;
     autodiff.inputGrads = inputGrads;

@@ -29,6 +29,15 @@ def TPAutodiff : Pass<"tp-autodiff", "::mlir::ModuleOp"> {
            "models' losses); cross_entropy: PyTorch's cross_entropy of the "
            "output logits (classes on the last dim) against integer "
            "`labels`; output: the model's own scalar output">,
+    Option<"ignoreIndex", "ignore-index", "int64_t", "-100",
+           "cross_entropy: labels equal to this count neither in the sum "
+           "nor in the mean's denominator (PyTorch's ignore_index; how "
+           "padded label positions are written)">,
+    Option<"reduction", "reduction", "std::string", "\"mean\"",
+           "cross_entropy: mean (over the labels not ignored, across every "
+           "rank) or sum">,
+    Option<"labelSmoothing", "label-smoothing", "double", "0",
+           "cross_entropy: PyTorch's label_smoothing, in [0, 1]">,
     Option<"labels", "labels", "bool", "false",
            "mse against a `labels` input (a new last argument shaped like "
            "the output) instead of zeros; cross_entropy always has labels">,

@@ -1,0 +1,172 @@
+# RUN: %pytest %s
+"""Training a freshly initialized module from Python gives PyTorch's own
+loop: every parameter trained apart although torch.onnx.export would merge
+equal initializers (fresh LayerNorms' ones and zeros, the identical layers
+nn.TransformerEncoder deep-copies), modules with nn.MultiheadAttention
+export in eval mode, and cross entropy follows F.cross_entropy's
+ignore_index, reduction and label_smoothing on every mesh."""
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as F
+
+import tp
+from conftest import relative_error
+
+
+class LayerNormNet(torch.nn.Module):
+    """The issue's net: Linear, ReLU, LayerNorm, Linear, ReLU, LayerNorm,
+    Linear, default initialization (the LayerNorms start equal)."""
+
+    def __init__(self):
+        super().__init__()
+        self.l1, self.n1 = torch.nn.Linear(16, 32), torch.nn.LayerNorm(32)
+        self.l2, self.n2 = torch.nn.Linear(32, 32), torch.nn.LayerNorm(32)
+        self.l3 = torch.nn.Linear(32, 8)
+
+    def forward(self, x):
+        x = self.n1(torch.relu(self.l1(x)))
+        x = self.n2(torch.relu(self.l2(x)))
+        return self.l3(x)
+
+
+def torch_loop(model, data, lr, loss_fn):
+    """PyTorch's own SGD loop: the losses, then the state_dict."""
+    opt = torch.optim.SGD(model.parameters(), lr=lr)
+    losses = []
+    for x, t in data:
+        opt.zero_grad()
+        loss = loss_fn(model(x), t)
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    return losses, model.state_dict()
+
+
+@pytest.mark.parametrize("mesh,dp", [({"tp": 1}, None), ({"tp": 2}, None),
+                                     ({"dp": 2, "tp": 2}, "dp")])
+def test_fresh_layernorms_train_apart(mesh, dp):
+    torch.manual_seed(0)
+    model = LayerNormNet()
+    reference = LayerNormNet()
+    reference.load_state_dict(model.state_dict())
+    g = torch.Generator().manual_seed(1)
+    data = [(torch.randn(4, 16, generator=g), torch.randn(4, 8, generator=g))
+            for _ in range(5)]
+    compiled = tp.parallelize_module(
+        model, tp.DeviceMesh(mesh),
+        {"l1": tp.ColwiseParallel(), "l2": tp.RowwiseParallel()},
+        example_inputs=(data[0][0],), data_parallel=dp)
+    step = tp.train_step(compiled, loss="mse", optimizer=tp.SGD(lr=0.5))
+    losses = [step(x, t) for x, t in data]
+    want_losses, want_state = torch_loop(reference, data, 0.5, F.mse_loss)
+    np.testing.assert_allclose(losses, want_losses, rtol=1e-5, atol=1e-6)
+    state = compiled.state_dict()
+    assert sorted(state) == sorted(want_state)
+    for name, want in want_state.items():
+        assert relative_error(state[name], want) < 1e-5, name
+    # The two LayerNorms were trained apart, as PyTorch trains them.
+    assert not torch.equal(state["n1.weight"], state["n2.weight"])
+
+
+def test_transformer_encoder_layers_export_and_train():
+    """nn.TransformerEncoder deep-copies its layer: both layers start with
+    equal weights, which an eval-mode export merges. Exported in eval mode
+    (nn.MultiheadAttention's fast path is not taken), trained on tp=2 with
+    the attention split by heads."""
+    torch.manual_seed(0)
+    layer = torch.nn.TransformerEncoderLayer(32, 4, 64, dropout=0.0,
+                                             batch_first=True)
+    model = torch.nn.TransformerEncoder(layer, 2, enable_nested_tensor=False)
+    model.eval()
+    reference = torch.nn.TransformerEncoder(
+        torch.nn.TransformerEncoderLayer(32, 4, 64, dropout=0.0,
+                                         batch_first=True), 2,
+        enable_nested_tensor=False)
+    reference.load_state_dict(model.state_dict())
+    reference.eval()
+    g = torch.Generator().manual_seed(2)
+    data = [(torch.randn(2, 6, 32, generator=g),
+             torch.randn(2, 6, 32, generator=g)) for _ in range(3)]
+    plan = {"layers.*.self_attn": tp.ColwiseParallel(),
+            "layers.*.self_attn.out_proj": tp.RowwiseParallel(),
+            "layers.*.linear1": tp.ColwiseParallel(),
+            "layers.*.linear2": tp.RowwiseParallel()}
+    compiled = tp.parallelize_module(model, tp.DeviceMesh({"tp": 2}), plan,
+                                     example_inputs=(data[0][0],))
+    with torch.no_grad():
+        want = reference(data[0][0])
+    assert relative_error(compiled(data[0][0]), want) < 1e-5
+    step = tp.train_step(compiled, loss="mse", optimizer=tp.SGD(lr=0.1))
+    losses = [step(x, t) for x, t in data]
+    want_losses, want_state = torch_loop(reference, data, 0.1, F.mse_loss)
+    np.testing.assert_allclose(losses, want_losses, rtol=1e-5, atol=1e-6)
+    state = compiled.state_dict()
+    for name, want in want_state.items():
+        assert relative_error(state[name], want) < 1e-4, name
+
+
+class Classifier(torch.nn.Module):
+    def __init__(self, classes):
+        super().__init__()
+        self.body = torch.nn.Linear(16, 32)
+        self.head = torch.nn.Linear(32, classes)
+
+    def forward(self, x):
+        return self.head(torch.tanh(self.body(x)))
+
+
+def padded_labels(classes):
+    """[4, 6] labels, -100 where padded: 3 ignored on the first two rows
+    (the first dp rank's), 7 on the last two."""
+    g = torch.Generator().manual_seed(5)
+    labels = torch.randint(0, classes, (4, 6), generator=g)
+    labels[0, 3:] = -100
+    labels[2, 1:] = -100
+    labels[3, 4:] = -100
+    return labels
+
+
+@pytest.mark.parametrize("options", [
+    {},
+    {"reduction": "sum"},
+    {"label_smoothing": 0.1},
+    {"ignore_index": 2, "label_smoothing": 0.2},
+])
+@pytest.mark.parametrize("mesh,dp,plan", [
+    ({"tp": 1}, None, {}),
+    ({"dp": 2}, "dp", {}),
+    # The classes split: Megatron's vocab-parallel cross entropy.
+    ({"dp": 2, "tp": 2}, "dp", {"head": tp.ColwiseParallel()}),
+])
+def test_cross_entropy_as_pytorch(options, mesh, dp, plan):
+    classes = 10
+    torch.manual_seed(3)
+    model = Classifier(classes)
+    x = torch.randn(4, 6, 16)
+    labels = padded_labels(classes)
+    if options.get("ignore_index") == 2:
+        labels[labels == -100] = 2
+    compiled = tp.parallelize_module(model, tp.DeviceMesh(mesh), plan,
+                                     example_inputs=(x,), data_parallel=dp)
+    step = tp.train_step(compiled, loss="cross_entropy", **options)
+    loss = step(x, labels)
+    logits = model(x)
+    want = F.cross_entropy(logits.reshape(-1, classes), labels.reshape(-1),
+                           **options)
+    assert abs(loss - want.item()) <= 1e-5 * max(1.0, abs(want.item()))
+    expected = torch.autograd.grad(want, list(model.parameters()))
+    grads = step.get_gradients()
+    for (name, _), g in zip(model.named_parameters(), expected):
+        assert relative_error(grads[name], g) < 1e-5, name
+
+
+def test_cross_entropy_options_are_checked(example):
+    model, plan = example
+    compiled = tp.parallelize_module(model, tp.DeviceMesh({"tp": 1}), plan)
+    with pytest.raises(tp.Error, match="reduction='none'"):
+        tp.train_step(compiled, loss="cross_entropy", reduction="none")
+    with pytest.raises(tp.Error, match=r"label_smoothing=1.5: give a value in \[0, 1\]"):
+        tp.train_step(compiled, loss="cross_entropy", label_smoothing=1.5)
+    with pytest.raises(tp.Error, match="go with loss='cross_entropy'"):
+        tp.train_step(compiled, loss="mse", ignore_index=0)

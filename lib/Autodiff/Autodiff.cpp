@@ -22,6 +22,9 @@ struct TPAutodiffPass : tp::impl::TPAutodiffBase<TPAutodiffPass> {
   using TPAutodiffBase::TPAutodiffBase;
 
   SmallVector<std::string> stateNames;
+  /// The mean's count of a cross entropy whose division is left to the
+  /// gradients (microbatched pipelines: see buildCrossEntropy).
+  Value gradientDivisor;
 
   /// PyTorch's cross_entropy of `logits` [..., C] against `labels` [...]
   /// with ignore_index, reduction and label_smoothing. With lp =
@@ -35,7 +38,8 @@ struct TPAutodiffPass : tp::impl::TPAutodiffBase<TPAutodiffPass> {
   /// exponentials and the loss: Megatron's vocab-parallel cross entropy),
   /// and D, a sum over the batch, is all-reduced over data parallelism: the
   /// mean is over the global count, however the ignored labels fall.
-  void buildCrossEntropy(OpBuilder &b, Location loc, RankedTensorType outType,
+  void buildCrossEntropy(ModuleOp module, OpBuilder &b, Location loc,
+                         RankedTensorType outType,
                          Value logits, Value labels, Value &lossValue,
                          Value &seed) {
     int64_t axis = outType.getRank() - 1, classes = outType.getShape().back();
@@ -94,7 +98,17 @@ struct TPAutodiffPass : tp::impl::TPAutodiffBase<TPAutodiffPass> {
     if (reduction == "mean") {
       Value count = sumAll(valid);
       lossValue = DivOp::create(b, loc, negated, count);
-      rowScale = DivOp::create(b, loc, validRows, count);
+      // A pipeline runs each microbatch's backward pass before the count,
+      // a sum over the whole batch, is complete: there the backward pass
+      // differentiates the sum, and each gradient (a sum over the
+      // microbatches too) is divided by the count at the end.
+      auto pipeline = module->getAttrOfType<DictionaryAttr>("tp.pipeline");
+      auto microbatches =
+          pipeline ? pipeline.getAs<IntegerAttr>("microbatches") : nullptr;
+      if (microbatches && microbatches.getInt() > 1)
+        gradientDivisor = count;
+      else
+        rowScale = DivOp::create(b, loc, validRows, count);
     } else {
       lossValue = negated;
     }
@@ -243,7 +257,8 @@ struct TPAutodiffPass : tp::impl::TPAutodiffBase<TPAutodiffPass> {
           constant(scalarType, 2.0 / double(outType.getNumElements())));
     } else if (crossEntropy) {
       Value labelsArg = entry->getArgument(forward.getNumArguments());
-      buildCrossEntropy(b, loc, outType, output, labelsArg, lossValue, seed);
+      buildCrossEntropy(module, b, loc, outType, output, labelsArg, lossValue,
+                        seed);
     } else {
       if (labels)
         return forward.emitError("--labels goes with --loss mse");
@@ -378,6 +393,8 @@ struct TPAutodiffPass : tp::impl::TPAutodiffBase<TPAutodiffPass> {
       Value g = grads.lookup(p);
       if (!g)
         g = constant(pt, 0.0);
+      else if (gradientDivisor)
+        g = DivOp::create(b, loc, g, gradientDivisor);
       addResult(g, "grad_" + name);
       if (optimizer == "sgd") {
         // PyTorch's SGD: g += wd p; buf = momentum buf + g; p -= lr buf.
@@ -424,6 +441,8 @@ struct TPAutodiffPass : tp::impl::TPAutodiffBase<TPAutodiffPass> {
       Value g = grads.lookup(x);
       if (!g)
         g = constant(cast<RankedTensorType>(x.getType()), 0.0);
+      else if (gradientDivisor)
+        g = DivOp::create(b, loc, g, gradientDivisor);
       addResult(g, "grad_" + forward.getArgAttrOfType<StringAttr>(i, "tp.input").str());
     }
     for (auto &[v, name] : updated)

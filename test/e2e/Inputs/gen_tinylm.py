@@ -12,8 +12,10 @@ grad_<w>.npy (PyTorch's cross_entropy, mean over the 32 labels),
 sgd1_<w>.npy (one SGD step, lr 0.1), and for three steps on three batches:
 ids3.npy, labels3.npy ([12, 8]: one batch per step), steps3_loss.npy (the
 third step's loss) and steps3_<w>.npy (the weights after three steps).
-Also `compare-step1`, `compare-steps3`: the tp-run --compare arguments
-for those references. The backward formulas are checked here against
+labels_padded.npy (-100 at 12 places, unevenly over the batch),
+padded_loss.npy and padded_grad_<w>.npy. Also `compare-step1`,
+`compare-steps3`, `compare-padded`: the tp-run --compare arguments for those
+references. The backward formulas are checked here against
 central differences.
 """
 import os
@@ -50,10 +52,13 @@ def loss_and_grads(w, ids, labels):
     e, h, r, z, logits = forward(w, ids)
     shifted = logits - logits.max(-1, keepdims=True)
     lp = shifted - np.log(np.exp(shifted).sum(-1, keepdims=True))
-    n = ids.size
-    onehot = np.eye(V)[labels]
+    # Labels of -100 (PyTorch's ignore_index) count neither in the sum nor
+    # in the mean's denominator.
+    valid = (labels != -100)[..., None].astype(np.float64)
+    n = valid.sum()
+    onehot = np.eye(V)[np.where(labels == -100, 0, labels)] * valid
     loss = -(onehot * lp).sum() / n
-    dlogits = (np.exp(lp) - onehot) / n
+    dlogits = (np.exp(lp) - onehot) * valid / n
     g = {}
     flat = lambda a: a.reshape(-1, a.shape[-1])
     g["head.weight"] = flat(dlogits).T @ flat(z)
@@ -176,6 +181,21 @@ save("steps3_loss.npy", loss)
 for k in w:
     save(f"steps3_{k}.npy", w[k])
 
+# Padded labels (-100), 3 on the first two rows (the first of two
+# data-parallel ranks), 9 on the last two: the mean is over the 20 others.
+padded = labels.copy()
+padded[0, 5:] = -100
+padded[2, 2:] = -100
+padded[3, 7:] = -100
+save("labels_padded.npy", padded, np.int64)
+loss, g = loss_and_grads(w0, ids, padded)
+save("padded_loss.npy", loss)
+for k in w0:
+    save(f"padded_grad_{k}.npy", g[k])
+
+with open(os.path.join(out, "compare-padded"), "w") as f:
+    f.write(" ".join([f"--compare loss={out}/padded_loss.npy"] +
+                     [f"--compare grad_{k}={out}/padded_grad_{k}.npy" for k in w0]))
 with open(os.path.join(out, "compare-step1"), "w") as f:
     f.write(" ".join([f"--compare loss={out}/loss.npy"] +
                      [f"--compare grad_{k}={out}/grad_{k}.npy" for k in w0] +

@@ -42,6 +42,10 @@ if config.tp_sanitize:
                       stdout=_sp.PIPE, text=True).stdout.strip()
     mlir_runner = "env LD_PRELOAD=%s ASAN_OPTIONS=detect_leaks=0:allow_user_poisoning=0 mlir-runner" % asan_rt
 config.substitutions.append(("%mlir_runner", mlir_runner))
+# FileCheck prefix of checks that depend on the Python package (built
+# everywhere but in the sanitizer build).
+config.substitutions.append(
+    ("%python_prefix", "PYTHON" if config.tp_have_python else "NO-PYTHON"))
 
 # MPI tests need mpirun (Debian's openmpi-bin).
 import shutil

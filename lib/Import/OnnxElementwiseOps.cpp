@@ -118,7 +118,8 @@ LogicalResult dropout(NodeImporter &n) {
   auto x = n.requiredInput(0, "data");
   if (failed(x))
     return failure();
-  if (Value training = n.input(2)) {
+  bool forcedEval = n.options && n.options->dropout == "eval";
+  if (Value training = n.input(2); training && !forcedEval) {
     // In training, a ratio of 0 keeps everything: the identity too.
     DenseIntElementsAttr mode;
     DenseFPElementsAttr ratio;
@@ -129,7 +130,9 @@ LogicalResult dropout(NodeImporter &n) {
     if (!inference && !keepsAll)
       return n.error() << "training-mode Dropout with a ratio other than 0 "
                           "draws random masks, which tp does not; export "
-                          "the model in eval mode or with dropout 0";
+                          "the model in eval mode or with dropout 0, or "
+                          "compile with --dropout eval (every Dropout the "
+                          "identity)";
   }
   n.outputs.push_back(*x);
   if (n.outputUsed(1)) {

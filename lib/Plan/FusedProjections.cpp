@@ -47,6 +47,10 @@ struct FusedProjection {
   /// Per slice, the part it takes.
   SmallVector<std::pair<SliceOp, int64_t>> slices;
   int64_t parts = 0, out = 0;
+  /// The bias is read elsewhere too (an eval-mode export merges equal
+  /// initializers: every fresh attention's zero bias is one): it keeps its
+  /// shape, and each part reads its slice of it.
+  bool biasShared = false;
 };
 
 /// The only user of `v`, or null.
@@ -84,6 +88,7 @@ std::optional<FusedProjection> match(func::FuncOp func, unsigned weight,
             1) {
       f.biasAdd = add;
       f.bias = bias;
+      f.biasShared = !func.getArgument(*bias).hasOneUse();
       v = add;
     }
   while (auto r = dyn_cast_or_null<ReshapeOp>(soleUser(v))) {
@@ -156,7 +161,9 @@ SmallVector<Value> rewrite(func::FuncOp func, FusedProjection f) {
                                           linear ? 2 : 0}));
   w.setType(wType.clone(view));
   Value biasView;
-  if (f.bias) {
+  if (f.bias && f.biasShared) {
+    biasView = func.getArgument(*f.bias);
+  } else if (f.bias) {
     BlockArgument bias = func.getArgument(*f.bias);
     auto bType = cast<RankedTensorType>(bias.getType());
     func.setArgAttr(*f.bias, "tp.onnx_shape",
@@ -190,7 +197,16 @@ SmallVector<Value> rewrite(func::FuncOp func, FusedProjection f) {
     Value y = MatMulOp::create(b, loc, withLastDim(f.matmul.getType(), n),
                                f.matmul.getLhs(), wp);
     if (f.biasAdd) {
-      Value bp = slicePart(biasView, 0, p, f.biasAdd.getLoc());
+      Value bp;
+      if (f.biasShared) {
+        auto bType = cast<RankedTensorType>(biasView.getType());
+        bp = SliceOp::create(b, f.biasAdd.getLoc(), bType.clone({n}),
+                             biasView, SmallVector<int64_t>{p * n},
+                             SmallVector<int64_t>{(p + 1) * n},
+                             SmallVector<int64_t>{1});
+      } else {
+        bp = slicePart(biasView, 0, p, f.biasAdd.getLoc());
+      }
       bool biasFirst = f.biasAdd.getLhs() == func.getArgument(*f.bias);
       y = AddOp::create(b, f.biasAdd.getLoc(), withLastDim(y.getType(), n),
                         biasFirst ? bp : y, biasFirst ? y : bp);

@@ -1,5 +1,6 @@
 //===- Report.cpp - explain shardings, report collectives -----------------===//
 #include "tp/Sharding/Report.h"
+#include "llvm/ADT/StringExtras.h"
 #include "tp/Sharding/ValueNames.h"
 #include "tp/Dialect/TP/IR/TPOps.h"
 #include "tp/Sharding/Padding.h"
@@ -412,6 +413,40 @@ void tp::printCollectiveReport(ModuleOp module, llvm::raw_ostream &os,
   }
   if (pipeline && !json)
     printPipeline(*pipeline, os);
+  // Initializers read by modules whose PyTorch names say they are
+  // different parameters: one weight each, as the file has them (an
+  // eval-mode export merges equal values; docs/Training.md, "Shared
+  // initializers").
+  SmallVector<std::pair<std::string, SmallVector<std::string>>> shared;
+  for (auto func : module.getOps<func::FuncOp>()) {
+    if (!func.isPublic())
+      continue;
+    for (unsigned i = 0; i < func.getNumArguments(); ++i) {
+      auto names = func.getArgAttrOfType<ArrayAttr>(i, "tp.torch_names");
+      auto param = func.getArgAttrOfType<StringAttr>(i, "tp.param");
+      if (!names || !param || names.size() < 2)
+        continue;
+      SmallVector<std::string> list;
+      for (Attribute n : names)
+        list.push_back(cast<StringAttr>(n).getValue().str());
+      shared.push_back({param.getValue().str(), std::move(list)});
+    }
+    break;
+  }
+  if (!shared.empty() && !json) {
+    os << "shared initializers: " << shared.size()
+       << " read by modules whose names say they are different parameters; "
+          "each is trained as one weight (tied)\n";
+    for (auto &[init, names] : shared)
+      os << "  " << init << ": " << llvm::join(names, ", ") << "\n";
+  }
+  if (!shared.empty() && json)
+    for (llvm::json::Value &f : funcs) {
+      llvm::json::Object o;
+      for (auto &[init, names] : shared)
+        o[init] = llvm::json::Array(names);
+      f.getAsObject()->try_emplace("shared_initializers", std::move(o));
+    }
   // Plan entries an exact module name overrode on some module.
   auto overrides = module->getAttrOfType<ArrayAttr>(kPlanOverridesAttr);
   if (overrides && !json) {

@@ -7,6 +7,7 @@ import logging
 import os
 import subprocess
 import threading
+import warnings
 
 from . import _config
 from ._tprt import Error
@@ -48,24 +49,42 @@ def _parameters_kept_apart(torch):
             c._jit_pass_onnx_deduplicate_initializers = dedup
 
 
-def export(model, example_inputs, path):
+def export(model, example_inputs, path, training=False):
     """torch.onnx.export with its defaults, as users export: folded weights,
     the exporter's names; tp plans them by model.named_modules(). Every
     parameter keeps an initializer of its own (see _parameters_kept_apart),
     and the export runs with autograd on, as a user's does: under no_grad
-    nn.MultiheadAttention takes a fused fast path the exporter refuses."""
+    nn.MultiheadAttention takes a fused fast path the exporter refuses.
+    training: export with TrainingMode.TRAINING, which keeps BatchNorm as a
+    node of its own (an eval-mode export folds it into the convolution),
+    so that one export serves both modes (tp-compile --batchnorm)."""
     import torch
     if not isinstance(example_inputs, tuple):
         example_inputs = (example_inputs,)
-    log.info("exporting %s with torch.onnx.export", type(model).__name__)
+    log.info("exporting %s with torch.onnx.export%s", type(model).__name__,
+             " (training mode: BatchNorm and Dropout kept)" if training else "")
     was_training = model.training
+    mode = torch.onnx.TrainingMode.TRAINING if training \
+        else torch.onnx.TrainingMode.EVAL
+    # The exporter runs the module: in training mode BatchNorm updates its
+    # running statistics on the example batch. The user's module keeps
+    # them as they were.
+    buffers = {name: b.detach().clone() for name, b in model.named_buffers()}
     try:
-        with _parameters_kept_apart(torch):
-            torch.onnx.export(model, example_inputs, path)
+        with _parameters_kept_apart(torch), warnings.catch_warnings():
+            # The exporter's advice to turn constant folding off in training
+            # mode: tp reads folded weights back to their parameters
+            # (transposed copies, docs/Importer.md).
+            warnings.filterwarnings("ignore", message=".*constant folding")
+            torch.onnx.export(model, example_inputs, path, training=mode)
     except Exception as e:  # the exporter's own errors
         raise Error("torch.onnx.export failed: %s" % e) from e
     finally:
         model.train(was_training)
+        with torch.no_grad():
+            for name, b in model.named_buffers():
+                if name in buffers:
+                    b.copy_(buffers[name])
 
 
 def compile_program(model_path, out_dir, mesh, entries, data_parallel=None,

@@ -4,10 +4,12 @@ import functools
 import os
 import sys
 import threading
+import warnings
 
 import numpy as np
 
 from . import _tprt, compiler, ranks
+from .compiler import log
 from ._tprt import Error
 from .mesh import DeviceMesh
 from .styles import plan_entries
@@ -50,6 +52,20 @@ def one_call_at_a_time(method):
         with self._lock:
             return method(self, *args, **kwargs)
     return locked
+
+
+def train_mode_modules(module):
+    """The modules whose behaviour depends on train() / eval(): BatchNorm
+    layers (batch or running statistics) and Dropout layers with p > 0, as
+    (batchnorm names, [(dropout name, p)])."""
+    import torch
+    batchnorm, dropout = [], []
+    for name, m in module.named_modules():
+        if isinstance(m, torch.nn.modules.batchnorm._BatchNorm):
+            batchnorm.append(name)
+        elif isinstance(m, torch.nn.modules.dropout._DropoutNd) and m.p > 0:
+            dropout.append((name, m.p))
+    return batchnorm, dropout
 
 
 class Program:
@@ -162,9 +178,15 @@ class CompiledModule:
         self.shapes = shapes or {}
         self.workdir = ranks.make_workdir(backend, workdir)
         self._model_path = self._source_path
+        # One forward program per mode (train() / eval(), where the module
+        # has BatchNorm or Dropout); _forward is the one called last.
+        self._forwards = {}
         self._forward = None
         self._trainer = None
         self._synced_step = 0
+        self._batchnorm, self._dropout = ([], []) \
+            if self._torch_module is None \
+            else train_mode_modules(self._torch_module)
         # Held through every call that reads or writes the ranks' buffers
         # (one_call_at_a_time); reentrant, as compiling and syncing nest.
         self._lock = threading.RLock()
@@ -183,7 +205,9 @@ class CompiledModule:
             examples = tuple(v if isinstance(v, torch.Tensor)
                              else torch.from_numpy(np.asarray(v))
                              for v in example_inputs)
-            compiler.export(self._torch_module, examples, path)
+            # One export serves both modes where the mode matters.
+            compiler.export(self._torch_module, examples, path,
+                            training=bool(self._batchnorm or self._dropout))
             return path
         self._model_path = ranks.on_leader(self.backend, export)
         return self._model_path
@@ -209,21 +233,67 @@ class CompiledModule:
                         % (session.size, self.mesh, self.mesh.size()))
         return Program(session, self._torch_module is not None)
 
+    def mode_flags(self):
+        """tp-compile's flags for the module's current mode: BatchNorm with
+        batch statistics in train(), running ones in eval(); Dropout is the
+        identity (tp draws no dropout masks yet: a train() program says so
+        in a warning)."""
+        if self._torch_module is None:
+            return []
+        training = self._torch_module.training
+        flags = []
+        if self._batchnorm:
+            flags.append("--batchnorm=" + ("train" if training else "eval"))
+        if self._dropout:
+            flags.append("--dropout=eval")
+        return flags
+
+    def warn_dropout(self):
+        if self._dropout and self._torch_module.training:
+            what = ", ".join("%s (p=%g)" % d for d in self._dropout)
+            message = ("tp draws no dropout masks yet: in this train() "
+                       "program Dropout %s keeps every element, where "
+                       "PyTorch would drop" % what)
+            log.warning("%s", message)
+            warnings.warn(message)
+
+    def _forward_for_mode(self, example_inputs=None):
+        """The forward program of the module's current mode, compiled on
+        first use, with the weights of the one called before."""
+        flags = self.mode_flags()
+        key = tuple(flags)
+        program = self._forwards.get(key)
+        if program is None:
+            program = self.compile_program("forward", flags, example_inputs)
+            if flags:
+                self.warn_dropout()
+            if self._forward is None and (self._batchnorm or self._dropout):
+                # The module's own values: a training-mode export ran the
+                # module, and its file may hold running statistics updated
+                # on the example batch.
+                program.load_state_dict(self._torch_module.state_dict(),
+                                        strict=False)
+            self._forwards[key] = program
+        if program is not self._forward:
+            previous, self._forward = self._forward, program
+            if previous is not None:
+                for p in program._params:
+                    program._session.set(p["name"], previous._session.get(
+                        p["name"], argument=True))
+            self._synced_step = -1  # and the trainer's, if it has run
+        return program
+
     @property
     def program(self):
         """The forward program (compiled on first use)."""
         with self._lock:
-            if self._forward is None:
-                self._forward = self.compile_program("forward", [])
-            return self._forward
+            return self._forward_for_mode()
 
     # -- running -----------------------------------------------------------
     @one_call_at_a_time
     def __call__(self, *inputs):
-        if self._forward is None:
-            self._forward = self.compile_program("forward", [], inputs)
+        program = self._forward_for_mode(inputs)
         self._sync_from_trainer()
-        program = self._forward
         any_torch = program._feed(inputs, program.input_names, "the module")
         # The seconds the program itself ran (bench/python_call.py).
         program.last_step_seconds = program._session.run()
@@ -251,6 +321,9 @@ class CompiledModule:
     @one_call_at_a_time
     def load_state_dict(self, state_dict, strict=True):
         result = self.program.load_state_dict(state_dict, strict)
+        for other in self._forwards.values():
+            if other is not self._forward:
+                other.load_state_dict(state_dict, strict)
         if self._trainer is not None:
             self._trainer._program.load_state_dict(state_dict, strict)
         return result
@@ -304,6 +377,5 @@ def parallelize_module(module, device_mesh, parallelize_plan=None, *,
     if example_inputs is not None or compiled._source_path:
         if not isinstance(example_inputs, (tuple, type(None))):
             example_inputs = (example_inputs,)
-        compiled._forward = compiled.compile_program("forward", [],
-                                                     example_inputs)
+        compiled._forward_for_mode(example_inputs)
     return compiled

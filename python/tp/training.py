@@ -61,12 +61,28 @@ class TrainStep:
         self._lock = module._lock
 
     def _ensure(self, example_inputs):
+        mode = self.module.mode_flags()
         if self._program is not None:
+            if mode != self._mode:
+                raise Error(
+                    "the module was in %s mode when its training step was "
+                    "compiled and is in %s mode now (BatchNorm and Dropout "
+                    "differ between them); call tp.train_step() again for "
+                    "a step in this mode (it starts from the trained "
+                    "weights, with fresh optimizer state)"
+                    % (self._mode_name, "train()" if
+                       self.module._torch_module.training else "eval()"))
             return self._program
-        self._program = self.module.compile_program("train", self._flags,
-                                                    example_inputs)
+        self._mode = mode
+        self._mode_name = "train()" if self.module._torch_module is not None \
+            and self.module._torch_module.training else "eval()"
+        self._program = self.module.compile_program(
+            "train", self._flags + mode, example_inputs)
+        if mode:
+            self.module.warn_dropout()
         # The step starts from the module's current weights.
         if self.module._forward is not None:
+            self.module._sync_from_trainer()
             self._program.load_state_dict(self.module._forward.state_dict())
         self.module._trainer = self
         self.module._synced_step = 0

@@ -170,3 +170,96 @@ def test_cross_entropy_options_are_checked(example):
         tp.train_step(compiled, loss="cross_entropy", label_smoothing=1.5)
     with pytest.raises(tp.Error, match="go with loss='cross_entropy'"):
         tp.train_step(compiled, loss="mse", ignore_index=0)
+
+
+class SmallCNN(torch.nn.Module):
+    """Conv, BatchNorm, ReLU, pool, Linear: the issue's CNN."""
+
+    def __init__(self, dropout=0.0):
+        super().__init__()
+        self.conv = torch.nn.Conv2d(3, 8, 3, padding=1)
+        self.bn = torch.nn.BatchNorm2d(8)
+        self.drop = torch.nn.Dropout(dropout)
+        self.fc = torch.nn.Linear(8, 5)
+
+    def forward(self, x):
+        x = torch.relu(self.bn(self.conv(x))).mean((2, 3))
+        return self.fc(self.drop(x))
+
+
+def ddp_reference(model, data, ranks, lr):
+    """PyTorch DDP on `ranks` ranks, by hand: each rank's replica
+    normalizes with its own part of the batch, the gradients are averaged,
+    and the running statistics are rank 0's (DDP broadcasts its buffers)."""
+    import copy
+    losses = []
+    for x, y in data:
+        replicas = [copy.deepcopy(model) for _ in range(ranks)]
+        parts = zip(x.chunk(ranks), y.chunk(ranks))
+        rank_losses = [F.cross_entropy(r(xs), ys)
+                       for r, (xs, ys) in zip(replicas, parts)]
+        losses.append(sum(l.item() for l in rank_losses) / ranks)
+        grads = [torch.autograd.grad(l, list(r.parameters()))
+                 for r, l in zip(replicas, rank_losses)]
+        with torch.no_grad():
+            for i, p in enumerate(model.parameters()):
+                p -= lr * sum(g[i] for g in grads) / ranks
+            for name, b in model.named_buffers():
+                b.copy_(dict(replicas[0].named_buffers())[name])
+    return losses
+
+
+@pytest.mark.parametrize("mesh,dp", [({"dp": 1}, None), ({"dp": 2}, "dp")])
+def test_batchnorm_follows_train_mode(mesh, dp):
+    torch.manual_seed(4)
+    model = SmallCNN()
+    reference = SmallCNN()
+    reference.load_state_dict(model.state_dict())
+    g = torch.Generator().manual_seed(6)
+    data = [(torch.randn(4, 3, 8, 8, generator=g),
+             torch.randint(0, 5, (4,), generator=g)) for _ in range(3)]
+    model.train()
+    compiled = tp.parallelize_module(model, tp.DeviceMesh(mesh), {},
+                                     example_inputs=(data[0][0],),
+                                     data_parallel=dp)
+    step = tp.train_step(compiled, loss="cross_entropy",
+                         optimizer=tp.SGD(lr=0.1))
+    losses = [step(x, y) for x, y in data]
+    want = ddp_reference(reference, data, 2 if dp else 1, 0.1)
+    np.testing.assert_allclose(losses, want, rtol=1e-5, atol=1e-6)
+    state = compiled.state_dict()
+    for name, value in reference.state_dict().items():
+        if name.endswith("num_batches_tracked"):
+            continue
+        assert relative_error(state[name], value) < 1e-5, name
+    # eval(): the running statistics, as PyTorch's eval forward.
+    model.eval()
+    reference.eval()
+    x = data[0][0]
+    with torch.no_grad():
+        assert relative_error(compiled(x), reference(x)) < 1e-5
+    # train(): the batch's statistics (on one rank: the whole batch).
+    model.train()
+    reference.train()
+    if dp is None:
+        with torch.no_grad():
+            assert relative_error(compiled(x), reference(x)) < 1e-5
+    # The step was compiled in train(); in eval() it says why it stops.
+    model.eval()
+    with pytest.raises(tp.Error, match=r"was in train\(\) mode when its "
+                       r"training step was compiled and is in eval\(\) mode"):
+        step(x, data[0][1])
+
+
+def test_dropout_in_train_mode_is_announced():
+    torch.manual_seed(4)
+    model = SmallCNN(dropout=0.5)
+    model.train()
+    x = torch.randn(4, 3, 8, 8)
+    with pytest.warns(UserWarning, match=r"tp draws no dropout masks yet: in "
+                      r"this train\(\) program Dropout drop \(p=0.5\)"):
+        compiled = tp.parallelize_module(model, tp.DeviceMesh({"tp": 1}), {},
+                                         example_inputs=(x,))
+    model.eval()
+    with torch.no_grad():
+        assert relative_error(compiled(x), model(x)) < 1e-5

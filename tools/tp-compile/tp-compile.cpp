@@ -204,6 +204,13 @@ cl::opt<std::string> batchNormMode(
              "running ones (model.eval()); default: as the model says "
              "(training_mode, or running statistics as outputs)"),
     cl::value_desc("train|eval"), cl::cat(trainCategory));
+cl::opt<std::string> dropoutMode(
+    "dropout",
+    cl::desc("Dropout: 'eval' makes every Dropout the identity, also one "
+             "the model exported in training mode (model.eval()); default: "
+             "as the model says, and a training-mode Dropout with a ratio "
+             "above 0 is refused (tp draws no dropout masks)"),
+    cl::value_desc("eval"), cl::cat(trainCategory));
 cl::opt<bool> inputGrads(
     "input-grads",
     cl::desc("Also return grad_<input> for every float input"),
@@ -404,6 +411,12 @@ int main(int argc, char **argv) {
     return 1;
   }
   options.batchNorm = batchNormMode;
+  if (!dropoutMode.empty() && dropoutMode != "eval") {
+    llvm::errs() << "tp-compile: error: --dropout takes 'eval' (tp draws no "
+                    "dropout masks), got '" << dropoutMode << "'\n";
+    return 1;
+  }
+  options.dropout = dropoutMode;
   options.bufferUpdates = train;
   // The plan file's recompute entries, then --recompute's.
   std::vector<std::string> recompute;

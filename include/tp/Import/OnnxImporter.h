@@ -38,6 +38,11 @@ struct OnnxImportOptions {
   /// opset 14), "train" treats every one as in training (model.train()),
   /// "eval" every one as in inference.
   std::string batchNorm;
+  /// Dropout: "" follows the model (a training-mode Dropout with a ratio
+  /// above 0 is refused: tp draws no masks), "eval" makes every one the
+  /// identity (model.eval(); the Python package's train() programs, which
+  /// say so).
+  std::string dropout;
   /// Training-mode batch statistics are computed over this many groups of
   /// the batch (DDP: one per data-parallel rank, each its own statistics;
   /// 1: over the whole batch, as one device or SyncBatchNorm).

@@ -20,6 +20,7 @@
 #include <fstream>
 #include <iterator>
 #include <map>
+#include <string_view>
 
 #include <malloc.h>
 
@@ -92,15 +93,18 @@ public:
                 : Status::error("weight '" + t.name + "': " + range.path +
                                 " is shorter than the tensor");
     }
-    std::string bytes;
+    // A view of the tensor's data: each rank copies out only its block.
+    std::string_view bytes;
     if (tensor.has_raw_data()) {
       bytes = tensor.raw_data();
     } else if (t.dtype == TPRT_F32 && tensor.float_data_size()) {
-      bytes.assign(reinterpret_cast<const char *>(tensor.float_data().data()),
-                   tensor.float_data_size() * 4);
+      bytes = std::string_view(
+          reinterpret_cast<const char *>(tensor.float_data().data()),
+          tensor.float_data_size() * 4);
     } else if (t.dtype == TPRT_F64 && tensor.double_data_size()) {
-      bytes.assign(reinterpret_cast<const char *>(tensor.double_data().data()),
-                   tensor.double_data_size() * 8);
+      bytes = std::string_view(
+          reinterpret_cast<const char *>(tensor.double_data().data()),
+          tensor.double_data_size() * 8);
     }
     if (int64_t(bytes.size()) != t.numElements() * int64_t(es))
       return Status::error("weight '" + t.name + "' holds " +
@@ -158,18 +162,24 @@ public:
     uint64_t offset = 0;
     for (auto &[tensor, name] : tensors) {
       auto it = trained.find(name);
-      std::string bytes;
+      // What the tensor will hold: a view of the trained bytes or of its
+      // own, not a copy (a deep model's weights are gigabytes).
+      std::string fromFile, ownBytes;
+      std::string_view bytes;
       if (it != trained.end()) {
-        bytes.assign(it->second->data(), it->second->size());
+        bytes = std::string_view(it->second->data(), it->second->size());
       } else if (tensor->data_location() == onnx::TensorProto::EXTERNAL) {
         // Copied from this model's external data into the new file.
-        if (Status s = readExternal(*tensor, bytes); !s)
+        if (Status s = readExternal(*tensor, fromFile); !s)
           return s;
+        bytes = fromFile;
       } else if (!external || !tensor->has_raw_data() ||
                  tensor->raw_data().size() < kExternalMinBytes) {
         continue; // kept as it is, inline
       } else {
-        bytes = tensor->raw_data();
+        // Moved out of the tensor, which keeps it no longer.
+        ownBytes = std::move(*tensor->mutable_raw_data());
+        bytes = ownBytes;
       }
       tensor->clear_float_data();
       tensor->clear_double_data();
@@ -178,7 +188,7 @@ public:
       tensor->clear_external_data();
       tensor->clear_data_location();
       if (!external || bytes.size() < kExternalMinBytes) {
-        tensor->set_raw_data(std::move(bytes));
+        tensor->set_raw_data(bytes.data(), bytes.size());
         continue;
       }
       tensor->clear_raw_data();

@@ -1,5 +1,6 @@
 //===- OnnxImporter.cpp - ONNX graph -> tp func.func ----------------------===//
 #include "tp/Import/OnnxImporter.h"
+#include "tprt/UntieMerged.h"
 #include "tp/Import/ModuleTree.h"
 #include "NodeImporter.h"
 #include "OnnxModelLoader.h"
@@ -610,8 +611,17 @@ OwningOpRef<ModuleOp> tp::importOnnxFile(MLIRContext *context, StringRef path,
     emitError(UnknownLoc::get(context)) << error;
     return {};
   }
+  if (options.untieMerged)
+    tprt::untieMergedInitializers(
+        model, [&](const onnx::TensorProto &from, onnx::TensorProto &to) {
+          auto it = payloads.inFile.find(&from);
+          if (it != payloads.inFile.end())
+            payloads.inFile[&to] = it->second;
+        });
   GraphImporter importer(context, path, options, payloads);
   OwningOpRef<ModuleOp> module = importer.run(model);
+  if (module && options.untieMerged)
+    (*module)->setAttr("tp.untie_merged", UnitAttr::get(context));
   if (module && failed(verify(*module)))
     return {};
   return module;

@@ -120,7 +120,7 @@ public:
       throw Error(m.modelPath + " is not the model the program was compiled "
                                 "from (its SHA-256 differs from the "
                                 "manifest's); recompile it");
-    check(WeightSource::open(m.modelPath, weights));
+    check(WeightSource::open(m.modelPath, weights, m.untieMerged));
     numRanks = m.mesh.numRanks();
     auto ms = std::chrono::milliseconds(int64_t(timeout * 1000));
     if (mpi) {

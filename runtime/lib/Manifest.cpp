@@ -208,6 +208,7 @@ Status ManifestParser::parse(const llvm::json::Object &root) {
   if (const llvm::json::Object *model = root.getObject("model")) {
     m.modelPath = model->getString("path").value_or("").str();
     m.modelSha256 = model->getString("sha256").value_or("").str();
+    m.untieMerged = model->getBoolean("untie_merged").value_or(false);
   }
   const llvm::json::Object *mesh = root.getObject("mesh");
   const llvm::json::Array *axes = mesh ? mesh->getArray("axes") : nullptr;

@@ -5,6 +5,7 @@
 #include "tprt/DType.h"
 #include "tprt/ExternalData.h"
 #include "tprt/OnnxText.h"
+#include "tprt/UntieMerged.h"
 #include "tprt/Sha256.h"
 
 #include "llvm/ADT/StringExtras.h"
@@ -50,7 +51,7 @@ public:
   onnx::ModelProto model;
   std::string path, dir;
   std::map<std::string, const onnx::TensorProto *> byName;
-  bool released = false;
+  bool released = false, untieMerged = false;
 
   void release() override {
     byName.clear();
@@ -122,7 +123,7 @@ public:
     onnx::ModelProto copy;
     if (released) {
       std::unique_ptr<WeightSource> again;
-      if (Status s = WeightSource::open(this->path, again); !s)
+      if (Status s = WeightSource::open(this->path, again, untieMerged); !s)
         return s;
       copy.Swap(&static_cast<OnnxWeights &>(*again).model);
     } else {
@@ -260,7 +261,8 @@ private:
 } // namespace
 
 Status WeightSource::open(const std::string &path,
-                          std::unique_ptr<WeightSource> &out) {
+                          std::unique_ptr<WeightSource> &out,
+                          bool untieMerged) {
   auto weights = std::make_unique<OnnxWeights>();
   std::ifstream in(path, std::ios::binary);
   if (!in)
@@ -274,6 +276,9 @@ Status WeightSource::open(const std::string &path,
   if (!parsed)
     return Status::error(path + ": cannot read the ONNX model");
   weights->path = path;
+  weights->untieMerged = untieMerged;
+  if (untieMerged)
+    untieMergedInitializers(weights->model);
   weights->dir = modelFolder(path);
   for (const auto &init : weights->model.graph().initializer())
     weights->byName[init.name()] = &init;

@@ -10,8 +10,9 @@ Run by hand with Debian's python3-torch (1.13); CI uses the outputs:
 
     /usr/bin/python3 test/models/gen_fresh_encoder.py
 
-writes fresh_encoder/model.onnx, input_x.npy and output.npy (PyTorch's
-forward output).
+writes fresh_encoder/model.onnx, input_x.npy, output.npy (PyTorch's
+forward output) and torch_steps.txt: PyTorch's losses, mean(output ** 2),
+over three SGD steps (lr 0.1) on input_x, as `tp-run --steps` prints them.
 """
 import os
 
@@ -45,3 +46,14 @@ torch.onnx.export(model, (x,), os.path.join(out, "model.onnx"),
 np.save(os.path.join(out, "input_x.npy"), x.numpy())
 with torch.no_grad():
     np.save(os.path.join(out, "output.npy"), model(x).numpy())
+
+# PyTorch's own training: every parameter apart.
+model.train()
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+with open(os.path.join(out, "torch_steps.txt"), "w") as f:
+    for step in range(3):
+        opt.zero_grad()
+        loss = (model(x) ** 2).mean()
+        loss.backward()
+        opt.step()
+        f.write("step %d: loss %.8g\n" % (step + 1, loss.item()))

@@ -211,6 +211,16 @@ cl::opt<std::string> dropoutMode(
              "as the model says, and a training-mode Dropout with a ratio "
              "above 0 is refused (tp draws no dropout masks)"),
     cl::value_desc("eval"), cl::cat(trainCategory));
+cl::opt<bool> untieMerged(
+    "untie-merged",
+    cl::desc("Train apart, as PyTorch does, the parameters an eval-mode "
+             "torch.onnx.export merged because their values were equal "
+             "(fresh LayerNorms, zero biases): each Identity it left, named "
+             "after a merged parameter, becomes that parameter's own "
+             "initializer, and --save writes them apart. A weight PyTorch "
+             "ties (an embedding and its LM head) stays one. Default: an "
+             "initializer is one weight, however many modules read it"),
+    cl::cat(trainCategory));
 cl::opt<bool> inputGrads(
     "input-grads",
     cl::desc("Also return grad_<input> for every float input"),
@@ -417,6 +427,7 @@ int main(int argc, char **argv) {
     return 1;
   }
   options.dropout = dropoutMode;
+  options.untieMerged = untieMerged;
   options.bufferUpdates = train;
   // The plan file's recompute entries, then --recompute's.
   std::vector<std::string> recompute;

@@ -550,7 +550,7 @@ int main(int argc, char **argv) {
   }
 
   std::unique_ptr<WeightSource> weights;
-  if (Status s = WeightSource::open(m.modelPath, weights); !s)
+  if (Status s = WeightSource::open(m.modelPath, weights, m.untieMerged); !s)
     return finish(fail(s.message()));
 
   // Run.

@@ -43,6 +43,9 @@ struct OnnxImportOptions {
   /// identity (model.eval(); the Python package's train() programs, which
   /// say so).
   std::string dropout;
+  /// The parameters an eval-mode export merged by value get their own
+  /// initializers back (tprt/UntieMerged.h): they are trained apart.
+  bool untieMerged = false;
   /// Training-mode batch statistics are computed over this many groups of
   /// the batch (DDP: one per data-parallel rank, each its own statistics;
   /// 1: over the whole batch, as one device or SyncBatchNorm).

@@ -50,6 +50,10 @@ struct Manifest {
   std::string dir;
   std::string target, library, entry;
   std::string modelPath, modelSha256;
+  /// Compiled with --untie-merged: the model is read with every parameter
+  /// the exporter merged by value as an initializer of its own
+  /// (tprt/UntieMerged.h).
+  bool untieMerged = false;
   Mesh mesh;
   std::vector<TensorSpec> arguments, results;
   std::vector<std::string> collectiveSites;

@@ -12,8 +12,11 @@ namespace tprt {
 /// ranks it runs.
 class WeightSource {
 public:
+  /// untieMerged: read the model as tp-compile --untie-merged imported it
+  /// (the manifest says), and save it so.
   static Status open(const std::string &modelPath,
-                     std::unique_ptr<WeightSource> &out);
+                     std::unique_ptr<WeightSource> &out,
+                     bool untieMerged = false);
   virtual ~WeightSource() = default;
   /// Copies `rank`'s block of weight `t` into `local` (localElements of
   /// t.dtype). For external-data models only that block is read from disk.

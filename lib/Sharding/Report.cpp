@@ -436,7 +436,8 @@ void tp::printCollectiveReport(ModuleOp module, llvm::raw_ostream &os,
   if (!shared.empty() && !json) {
     os << "shared initializers: " << shared.size()
        << " read by modules whose names say they are different parameters; "
-          "each is trained as one weight (tied)\n";
+          "each is trained as one weight (tied); --untie-merged trains "
+          "apart those the exporter merged by value\n";
     for (auto &[init, names] : shared)
       os << "  " << init << ": " << llvm::join(names, ", ") << "\n";
   }

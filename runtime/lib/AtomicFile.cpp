@@ -2,6 +2,8 @@
 #include "tprt/AtomicFile.h"
 
 #include <cerrno>
+#include <climits>
+#include <cstdlib>
 #include <csignal>
 #include <cstdio>
 #include <cstring>
@@ -26,8 +28,31 @@ AtomicFile::~AtomicFile() {
     ::unlink(temp_.c_str());
 }
 
-Status AtomicFile::open(const std::string &path) {
-  path_ = path;
+Status AtomicFile::open(const std::string &target) {
+  path_ = target;
+  struct stat st;
+  if (::stat(target.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
+    // A device or a pipe (/dev/stdout) cannot be replaced: written as it is.
+    fd_ = ::open(target.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC);
+    if (fd_ < 0)
+      return Status::error(target + ": cannot write (" +
+                           std::strerror(errno) + ")");
+    direct_ = true;
+    return Status::ok();
+  }
+  // A symbolic link: the file it names (which may not exist yet) is
+  // written, not the link.
+  for (int depth = 0; depth < 40 && ::lstat(path_.c_str(), &st) == 0 &&
+                      S_ISLNK(st.st_mode);
+       ++depth) {
+    char link[PATH_MAX];
+    ssize_t n = ::readlink(path_.c_str(), link, sizeof(link) - 1);
+    if (n <= 0)
+      break;
+    std::string to(link, size_t(n));
+    path_ = to.front() == '/' ? to : folderOf(path_) + "/" + to;
+  }
+  const std::string &path = path_;
   size_t slash = path.rfind('/');
   std::string name = slash == std::string::npos ? path : path.substr(slash + 1);
   if (name.empty())
@@ -78,6 +103,11 @@ Status AtomicFile::commit() {
   };
   if (error_)
     return failed("while writing", error_);
+  if (direct_) {
+    int fd = fd_;
+    fd_ = -1;
+    return ::close(fd) == 0 ? Status::ok() : failed("at close", errno);
+  }
   if (::fsync(fd_) != 0)
     return failed("at fsync", errno);
   int fd = fd_;

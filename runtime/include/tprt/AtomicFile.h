@@ -26,7 +26,9 @@ public:
   /// Removes the temporary unless commit() succeeded.
   ~AtomicFile();
 
-  /// Creates the temporary `.<name>.tmp-XXXXXX` beside `path`.
+  /// Creates the temporary `.<name>.tmp-XXXXXX` beside `path` (beside the
+  /// file a symbolic link names: the file is replaced, the link stays). A
+  /// device or a pipe (/dev/stdout) is written in place.
   Status open(const std::string &path);
   /// Appends bytes; the first failure is kept and returned by commit().
   void write(const void *data, size_t size);
@@ -42,7 +44,7 @@ private:
   std::string path_, temp_;
   int fd_ = -1;
   int error_ = 0;
-  bool committed_ = false;
+  bool committed_ = false, direct_ = false;
 };
 
 /// `bytes` into `path`, through an AtomicFile.

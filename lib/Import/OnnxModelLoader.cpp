@@ -3,6 +3,7 @@
 
 #include "onnx/checker.h"
 #include "tprt/ExternalData.h"
+#include "tprt/Paths.h"
 #include "tprt/OnnxText.h"
 #include "onnx/shape_inference/implementation.h"
 
@@ -82,7 +83,7 @@ std::string mlir::tp::loadOnnxModel(const std::string &path,
              "' keeps data of no fixed size, or too large, as external data";
     tprt::ExternalDataRange range;
     if (tprt::Status s =
-            tprt::resolveExternalData(t, tprt::modelFolder(path), size, range);
+            tprt::resolveExternalData(t, tprt::folderOf(path), size, range);
         !s)
       return path + ": " + s.message();
   }

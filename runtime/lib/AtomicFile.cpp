@@ -1,5 +1,6 @@
 //===- AtomicFile.cpp - files written whole or not at all -----------------===//
 #include "tprt/AtomicFile.h"
+#include "tprt/Paths.h"
 
 #include <cerrno>
 #include <climits>
@@ -13,13 +14,6 @@
 #include <vector>
 
 using namespace tprt;
-
-static std::string folderOf(const std::string &path) {
-  size_t slash = path.rfind('/');
-  if (slash == std::string::npos)
-    return ".";
-  return slash == 0 ? "/" : path.substr(0, slash);
-}
 
 AtomicFile::~AtomicFile() {
   if (fd_ >= 0)
@@ -53,8 +47,7 @@ Status AtomicFile::open(const std::string &target) {
     path_ = to.front() == '/' ? to : folderOf(path_) + "/" + to;
   }
   const std::string &path = path_;
-  size_t slash = path.rfind('/');
-  std::string name = slash == std::string::npos ? path : path.substr(slash + 1);
+  std::string name = fileNameOf(path);
   if (name.empty())
     return Status::error(path + ": not a file name");
   std::string folder = folderOf(path);

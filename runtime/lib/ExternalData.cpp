@@ -66,7 +66,7 @@ static std::string realPath(const std::string &path) {
 Status tprt::confineExternalLocation(const std::string &modelDir,
                                      const std::string &tensorName,
                                      const std::string &location,
-                                     std::string &path) {
+                                     std::string &path, uint64_t *fileSize) {
   // Quoted with its length kept: a NUL or newline in a hostile name
   // should not cut the message short.
   std::string quoted;
@@ -104,6 +104,8 @@ Status tprt::confineExternalLocation(const std::string &modelDir,
                   " hard links, and another of its names may lie outside "
                   "the folder; copy it");
   path = resolved;
+  if (fileSize)
+    *fileSize = uint64_t(st.st_size);
   return Status::ok();
 }
 
@@ -144,7 +146,9 @@ Status tprt::resolveExternalData(const onnx::TensorProto &tensor,
                            kv.key() + " '" + kv.value() +
                            "' is not a byte count");
   }
-  if (Status s = confineExternalLocation(modelDir, name, location, out.path);
+  uint64_t size;
+  if (Status s =
+          confineExternalLocation(modelDir, name, location, out.path, &size);
       !s)
     return s;
   if (hasLength && out.length != tensorBytes)
@@ -153,10 +157,6 @@ Status tprt::resolveExternalData(const onnx::TensorProto &tensor,
                          std::to_string(tensorBytes) +
                          " bytes its type and dims need");
   out.length = tensorBytes;
-  struct stat st;
-  if (::stat(out.path.c_str(), &st) != 0)
-    return Status::error("weight '" + name + "': cannot read " + out.path);
-  uint64_t size = uint64_t(st.st_size);
   if (out.offset > size || out.length > size - out.offset)
     return Status::error("weight '" + name + "': its external data needs "
                          "bytes " + std::to_string(out.offset) + " to " +
@@ -204,11 +204,4 @@ bool tprt::onnxTensorBytes(const onnx::TensorProto &tensor, uint64_t &bytes) {
     bytes *= uint64_t(d);
   }
   return true;
-}
-
-std::string tprt::modelFolder(const std::string &modelPath) {
-  size_t slash = modelPath.rfind('/');
-  if (slash == std::string::npos)
-    return ".";
-  return slash == 0 ? "/" : modelPath.substr(0, slash);
 }

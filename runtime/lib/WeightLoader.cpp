@@ -5,6 +5,7 @@
 #include "tprt/DType.h"
 #include "tprt/ExternalData.h"
 #include "tprt/OnnxText.h"
+#include "tprt/Paths.h"
 #include "tprt/UntieMerged.h"
 #include "tprt/Sha256.h"
 
@@ -16,7 +17,6 @@
 
 #include <climits>
 #include <cstdlib>
-
 #include <cstring>
 #include <fstream>
 #include <iterator>
@@ -154,10 +154,8 @@ public:
     if (external) {
       // One file beside the model, as onnx's save_model with
       // save_as_external_data writes it.
-      size_t slash = path.rfind('/');
-      dataName = (slash == std::string::npos ? path : path.substr(slash + 1)) +
-                 ".data";
-      if (Status s = data.open(modelFolder(path) + "/" + dataName); !s)
+      dataName = fileNameOf(path) + ".data";
+      if (Status s = data.open(folderOf(path) + "/" + dataName); !s)
         return s;
     }
     uint64_t offset = 0;
@@ -279,7 +277,7 @@ Status WeightSource::open(const std::string &path,
   weights->untieMerged = untieMerged;
   if (untieMerged)
     untieMergedInitializers(weights->model);
-  weights->dir = modelFolder(path);
+  weights->dir = folderOf(path);
   for (const auto &init : weights->model.graph().initializer())
     weights->byName[init.name()] = &init;
   for (auto &node : *weights->model.mutable_graph()->mutable_node())

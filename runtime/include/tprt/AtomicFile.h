@@ -4,8 +4,8 @@
 // outputs, dumped gradients) is written to a temporary in the same folder,
 // flushed, fsynced and renamed over its name, and the folder is fsynced:
 // a crash, a kill, a full disk (ENOSPC) or a file-size limit (EFBIG) at any
-// point leaves the previous file as it was. tp-run and tp-compile ignore
-// SIGXFSZ, so that a file-size limit is an error message, not a signal.
+// point leaves the previous file as it was. tp-run ignores SIGXFSZ (and
+// Python does), so that a file-size limit is an error message, not a signal.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TPRT_ATOMICFILE_H

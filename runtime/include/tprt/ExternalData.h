@@ -31,10 +31,12 @@ std::string normalizeExternalLocation(const std::string &location,
 /// The file `location` names inside `modelDir`: normalized as above, and
 /// once symlinks are resolved still inside the folder, a regular file, and
 /// without other hard links (another name of it may lie anywhere). Errors
-/// name the tensor and the location; nothing is read.
+/// name the tensor and the location; nothing is read. `fileSize`, when
+/// given, gets the file's size.
 Status confineExternalLocation(const std::string &modelDir,
                                const std::string &tensorName,
-                               const std::string &location, std::string &path);
+                               const std::string &location, std::string &path,
+                               uint64_t *fileSize = nullptr);
 
 /// Where a tensor's external data lies: the confined file and the byte
 /// range [offset, offset + length), checked against the file's size.
@@ -54,9 +56,6 @@ Status resolveExternalData(const onnx::TensorProto &tensor,
 /// The bytes `tensor`'s type and dims make; false for an element type of no
 /// fixed size (strings) or a size past 2^63.
 bool onnxTensorBytes(const onnx::TensorProto &tensor, uint64_t &bytes);
-
-/// The folder of a model file's path ("." for a bare file name).
-std::string modelFolder(const std::string &modelPath);
 
 } // namespace tprt
 

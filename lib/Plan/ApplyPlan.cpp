@@ -98,8 +98,10 @@ private:
   DenseMap<unsigned, Annotation> args;
   DenseMap<Operation *, Annotation> ops;
   DenseMap<unsigned, Annotation> results;
-  /// Module path -> the index of the plan entry that applies to it.
-  llvm::StringMap<unsigned> entryOf;
+  /// Every module a plan entry may name, sorted, and which entry applies
+  /// to which (resolvePlanEntries).
+  SmallVector<std::string> modules;
+  PlanMatches matches;
 
   InFlightDiagnostic error() { return emitError(func.getLoc()); }
   LogicalResult buildMesh();
@@ -249,26 +251,13 @@ LogicalResult PlanApplier::applyEntry(const PlanEntry &e) {
                    << style
                    << "'; styles are colwise, rowwise, sequence, replicate";
 
-  SmallVector<std::string> matched;
-  bool matchedAny = false;
   unsigned index = &e - plan.entries.data();
-  for (auto &entry : entryOf)
-    if (matchesPattern(e.pattern, entry.getKey())) {
-      matchedAny = true;
-      // A module an exact entry names is that entry's.
-      if (entry.getValue() == index)
-        matched.push_back(entry.getKey().str());
-    }
-  llvm::sort(matched);
-  if (!matchedAny) {
-    // Suggest the closest module names.
-    SmallVector<std::string> names;
-    for (auto &entry : entryOf)
-      names.push_back(entry.getKey().str());
+  // A module an exact entry names is that entry's.
+  const std::vector<std::string> &matched = matches.applies[index];
+  if (!matches.matchedAny[index])
     return error() << where << " (" << e.source
                    << ") matches no module; closest: "
-                   << closestModules(e.pattern, names);
-  }
+                   << closestModules(e.pattern, modules);
 
   FailureOr<int> axis = 0;
   if (style != "replicate") {
@@ -589,23 +578,18 @@ LogicalResult PlanApplier::run() {
   if (failed(buildMesh()))
     return failure();
   collectModules();
-  SmallVector<std::string> modules;
   for (auto &entry : paramModules)
     modules.push_back(entry.getKey().str());
   for (auto &entry : nodeScopes)
     if (!paramModules.count(entry.getKey()))
       modules.push_back(entry.getKey().str());
   llvm::sort(modules);
-  std::vector<PlanOverride> overrides;
-  if (auto err = resolvePlanEntries(plan.entries, modules, entryOf, overrides))
+  if (auto err = resolvePlanEntries(plan.entries, modules, matches))
     return error() << *err;
-  // Every module an entry could match, for the message when one matches none.
-  for (const std::string &m : modules)
-    entryOf.try_emplace(m, ~0u);
-  if (!overrides.empty()) {
+  if (!matches.overrides.empty()) {
     Builder b(module.getContext());
     SmallVector<Attribute> notes;
-    for (const PlanOverride &o : overrides)
+    for (const PlanOverride &o : matches.overrides)
       notes.push_back(b.getStringAttr("module '" + o.module + "': entry " +
                                       o.exact + " names it, so " + o.wildcard +
                                       " does not apply to it"));

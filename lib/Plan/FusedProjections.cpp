@@ -247,22 +247,20 @@ struct TPSplitFusedProjectionsPass
       for (auto &entry : modules)
         names.push_back(entry.getKey().str());
       llvm::sort(names);
-      llvm::StringMap<unsigned> entryOf;
-      std::vector<PlanOverride> overrides;
-      if (resolvePlanEntries(plan.entries, names, entryOf, overrides))
+      PlanMatches matches;
+      if (resolvePlanEntries(plan.entries, names, matches))
         continue;
-      for (const std::string &module : names) {
-        auto it = entryOf.find(module);
-        if (it == entryOf.end() ||
-            StringRef(plan.entries[it->second].style).split('@').first !=
-                "colwise")
+      for (auto [e, applies] : llvm::zip(plan.entries, matches.applies)) {
+        if (StringRef(e.style).split('@').first != "colwise")
           continue;
-        ProjectionWeights p =
-            projectionWeights(func, modules.lookup(module), module);
-        if (!p.weight)
-          continue;
-        if (auto f = match(func, *p.weight, p.bias))
-          separateMergedHeads(func, rewrite(func, *f));
+        for (const std::string &module : applies) {
+          ProjectionWeights p =
+              projectionWeights(func, modules.lookup(module), module);
+          if (!p.weight)
+            continue;
+          if (auto f = match(func, *p.weight, p.bias))
+            separateMergedHeads(func, rewrite(func, *f));
+        }
       }
       func.setType(FunctionType::get(func.getContext(),
                                      func.getBody().getArgumentTypes(),

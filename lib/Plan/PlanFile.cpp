@@ -338,9 +338,10 @@ bool tp::matchesPattern(StringRef pattern, StringRef module) {
 
 std::optional<std::string>
 tp::resolvePlanEntries(ArrayRef<PlanEntry> entries,
-                       ArrayRef<std::string> modules,
-                       llvm::StringMap<unsigned> &owner,
-                       std::vector<PlanOverride> &overrides) {
+                       ArrayRef<std::string> modules, PlanMatches &out) {
+  out.applies.assign(entries.size(), {});
+  out.matchedAny.assign(entries.size(), false);
+  out.overrides.clear();
   auto describe = [&](unsigned i) {
     return "'" + entries[i].pattern + "=" + entries[i].style + "' (" +
            entries[i].source + ")";
@@ -348,8 +349,10 @@ tp::resolvePlanEntries(ArrayRef<PlanEntry> entries,
   for (const std::string &module : modules) {
     SmallVector<unsigned, 2> matching;
     for (unsigned i = 0; i < entries.size(); ++i)
-      if (matchesPattern(entries[i].pattern, module))
+      if (matchesPattern(entries[i].pattern, module)) {
         matching.push_back(i);
+        out.matchedAny[i] = true;
+      }
     if (matching.empty())
       continue;
     SmallVector<unsigned, 2> exact;
@@ -362,10 +365,10 @@ tp::resolvePlanEntries(ArrayRef<PlanEntry> entries,
              "'; name the module exactly in one of them (an exact name wins "
              "over a pattern) or narrow a pattern";
     unsigned winner = matching.size() == 1 ? matching[0] : exact[0];
-    owner[module] = winner;
+    out.applies[winner].push_back(module);
     for (unsigned i : matching)
       if (i != winner)
-        overrides.push_back({module, describe(winner), describe(i)});
+        out.overrides.push_back({module, describe(winner), describe(i)});
   }
   return std::nullopt;
 }

@@ -107,16 +107,24 @@ struct PlanOverride {
   std::string module, exact, wildcard;
 };
 
-/// Decides which entry applies to each of `modules` (owner: module -> index
-/// into `entries`). One entry matching is the rule; when several do, an
-/// entry that names the module exactly (no `*`) wins over the wildcards
-/// (recorded in `overrides`), and two wildcard entries matching one module
-/// are an error naming both entries and the module: the result must not
-/// depend on the order of a plan's keys.
-std::optional<std::string>
-resolvePlanEntries(ArrayRef<PlanEntry> entries, ArrayRef<std::string> modules,
-                   llvm::StringMap<unsigned> &owner,
-                   std::vector<PlanOverride> &overrides);
+/// Which plan entry applies to which module.
+struct PlanMatches {
+  /// Per entry, the modules it applies to, in the order they were given.
+  std::vector<std::vector<std::string>> applies;
+  /// Per entry, whether it matched any module at all (an exact entry may
+  /// have taken every module a pattern matched).
+  std::vector<bool> matchedAny;
+  std::vector<PlanOverride> overrides;
+};
+
+/// Decides which entry applies to each of `modules`. One entry matching is
+/// the rule; when several do, an entry that names the module exactly (no
+/// `*`) wins over the wildcards (recorded in `overrides`), and two wildcard
+/// entries matching one module are an error naming both entries and the
+/// module: the result must not depend on the order of a plan's keys.
+std::optional<std::string> resolvePlanEntries(ArrayRef<PlanEntry> entries,
+                                              ArrayRef<std::string> modules,
+                                              PlanMatches &out);
 
 /// The (at most) three of `modules` closest to `pattern` by edit distance,
 /// comma-separated: what a message suggests for an entry that matches none.

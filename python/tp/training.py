@@ -64,18 +64,19 @@ class TrainStep:
         mode = self.module.mode_flags()
         if self._program is not None:
             if mode != self._mode:
+                # Only BatchNorm's flag differs between the modes.
+                def name(flags):
+                    return "train()" if "--batchnorm=train" in flags \
+                        else "eval()"
                 raise Error(
                     "the module was in %s mode when its training step was "
                     "compiled and is in %s mode now (BatchNorm and Dropout "
                     "differ between them); call tp.train_step() again for "
                     "a step in this mode (it starts from the trained "
                     "weights, with fresh optimizer state)"
-                    % (self._mode_name, "train()" if
-                       self.module._torch_module.training else "eval()"))
+                    % (name(self._mode), name(mode)))
             return self._program
         self._mode = mode
-        self._mode_name = "train()" if self.module._torch_module is not None \
-            and self.module._torch_module.training else "eval()"
         self._program = self.module.compile_program(
             "train", self._flags + mode, example_inputs)
         if mode:

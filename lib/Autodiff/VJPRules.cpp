@@ -69,6 +69,19 @@ LogicalResult negRule(Operation *op, Grad &gb, Value g,
   return success();
 }
 
+/// The same mask scales the gradient: the op again, with the same key,
+/// draws it instead of a stored one.
+LogicalResult dropoutRule(Operation *op, Grad &gb, Value g,
+                          SmallVectorImpl<Value> &grads) {
+  auto drop = cast<DropoutOp>(op);
+  grads.push_back(DropoutOp::create(
+      gb.b, gb.loc, g.getType(), g, drop.getStep(), drop.getOffsets(),
+      drop.getRatioAttr(), drop.getSeedAttr(), drop.getSiteAttr(),
+      drop.getGlobalShapeAttr()));
+  grads.append(op->getNumOperands() - 1, Value());
+  return success();
+}
+
 LogicalResult reluRule(Operation *op, Grad &gb, Value g,
                        SmallVectorImpl<Value> &grads) {
   Value x = op->getOperand(0);
@@ -518,6 +531,7 @@ void tp::registerVJPInterfaceExternalModels(DialectRegistry &registry) {
     attach<PowOp, powRule>(ctx);
     attach<NegOp, negRule>(ctx);
     attach<ReluOp, reluRule>(ctx);
+    attach<DropoutOp, dropoutRule>(ctx);
     attach<SqrtOp, sqrtRule>(ctx);
     attach<ErfOp, erfRule>(ctx);
     attach<TanhOp, tanhRule>(ctx);

@@ -53,6 +53,10 @@ public:
   /// Buffers (running statistics) the node updates: the weight argument
   /// and its new value, returned by the function when options ask for it.
   SmallVector<std::pair<BlockArgument, Value>> bufferUpdates;
+  /// Dropout: this node's number among the graph's Dropout nodes, and the
+  /// program's run counter (a state argument, made on first use).
+  int64_t dropoutSite = 0;
+  llvm::function_ref<Value()> dropoutStep;
   const onnx::NodeProto &node;
   Location loc;
   int64_t opset;

@@ -113,32 +113,70 @@ LogicalResult identity(NodeImporter &n) {
   return success();
 }
 
-/// Inference-mode Dropout is the identity; its mask is all true.
+/// Inference-mode Dropout is the identity, its mask all true; a
+/// training-mode one draws its mask (tp.dropout).
 LogicalResult dropout(NodeImporter &n) {
   auto x = n.requiredInput(0, "data");
   if (failed(x))
     return failure();
   bool forcedEval = n.options && n.options->dropout == "eval";
-  if (Value training = n.input(2); training && !forcedEval) {
-    // In training, a ratio of 0 keeps everything: the identity too.
-    DenseIntElementsAttr mode;
-    DenseFPElementsAttr ratio;
-    bool inference = matchPattern(training, m_Constant(&mode)) &&
-                     mode.getSplatValue<APInt>().isZero();
-    bool keepsAll = n.input(1) && matchPattern(n.input(1), m_Constant(&ratio)) &&
-                    ratio.getSplatValue<APFloat>().isZero();
-    if (!inference && !keepsAll)
-      return n.error() << "training-mode Dropout with a ratio other than 0 "
-                          "draws random masks, which tp does not; export "
-                          "the model in eval mode or with dropout 0, or "
-                          "compile with --dropout eval (every Dropout the "
-                          "identity)";
+  double ratio = 0.5; // the opset 12 default
+  bool training = false;
+  if (Value mode = n.input(2); mode && !forcedEval) {
+    DenseIntElementsAttr modeValue;
+    if (!matchPattern(mode, m_Constant(&modeValue)))
+      return n.error() << "training_mode must be a constant (the export's "
+                          "train() or eval())";
+    training = !modeValue.getSplatValue<APInt>().isZero();
   }
-  n.outputs.push_back(*x);
+  if (training) {
+    if (Value r = n.input(1)) {
+      DenseFPElementsAttr ratioValue;
+      if (!matchPattern(r, m_Constant(&ratioValue)))
+        return n.error() << "ratio must be a constant";
+      ratio = ratioValue.getSplatValue<APFloat>().convertToDouble();
+    }
+    if (!(ratio >= 0.0 && ratio <= 1.0))
+      return n.error() << "ratio " << ratio << " is not in [0, 1]";
+    // A ratio of 0 keeps everything: the identity.
+    training = ratio > 0.0;
+  }
+  if (!training) {
+    n.outputs.push_back(*x);
+    if (n.outputUsed(1)) {
+      auto maskType =
+          RankedTensorType::get(n.typeOf(*x).getShape(), n.b.getI1Type());
+      n.outputs.push_back(n.constant(DenseElementsAttr::get(maskType, true)));
+    }
+    return success();
+  }
+  RankedTensorType type = n.typeOf(*x);
+  auto drop = [&](Value v) {
+    return n.create<DropoutOp>(
+        type, v, n.dropoutStep(), ValueRange(), n.b.getF64FloatAttr(ratio),
+        n.b.getI64IntegerAttr(n.options ? n.options->seed : 0),
+        n.b.getI64IntegerAttr(n.dropoutSite),
+        n.b.getDenseI64ArrayAttr(type.getShape()));
+  };
+  auto y = drop(*x);
+  if (failed(y))
+    return failure();
+  n.outputs.push_back(*y);
   if (n.outputUsed(1)) {
-    auto maskType =
-        RankedTensorType::get(n.typeOf(*x).getShape(), n.b.getI1Type());
-    n.outputs.push_back(n.constant(DenseElementsAttr::get(maskType, true)));
+    // The mask: where a one survives (the same key draws the same mask).
+    Value ones = n.constant(DenseElementsAttr::get(
+        type, n.b.getFloatAttr(type.getElementType(), 1.0)));
+    auto kept = drop(ones);
+    if (failed(kept))
+      return failure();
+    auto maskType = RankedTensorType::get(type.getShape(), n.b.getI1Type());
+    auto zero = n.constant(DenseElementsAttr::get(
+        RankedTensorType::get({}, type.getElementType()),
+        n.b.getFloatAttr(type.getElementType(), 0.0)));
+    auto mask = n.create<GreaterOp>(maskType, *kept, zero);
+    if (failed(mask))
+      return failure();
+    n.outputs.push_back(*mask);
   }
   return success();
 }

@@ -217,6 +217,11 @@ private:
   llvm::StringMap<Value> values;
   /// Running statistics updated by training-mode BatchNormalization.
   SmallVector<std::pair<BlockArgument, Value>> bufferUpdates;
+  /// Training-mode Dropout: the Dropout nodes seen so far, and the state
+  /// argument counting the program's runs (null until one draws a mask).
+  int64_t dropoutNodes = 0;
+  BlockArgument dropoutStep;
+  Value dropoutStepArgument(func::FuncOp func);
   /// Static shapes ONNX shape inference found, to cross-check ours.
   llvm::StringMap<SmallVector<int64_t>> onnxShapes;
   int64_t opset = 0;
@@ -341,6 +346,15 @@ Location GraphImporter::nodeLoc(const onnx::NodeProto &node, size_t index) {
   return NameLoc::get(StringAttr::get(ctx, onnxNodeName(node, index)));
 }
 
+Value GraphImporter::dropoutStepArgument(func::FuncOp func) {
+  if (!dropoutStep) {
+    Block &entry = func.getBody().front();
+    dropoutStep = entry.addArgument(RankedTensorType::get({}, b.getI64Type()),
+                                    NameLoc::get(b.getStringAttr(kDropoutStepName)));
+  }
+  return dropoutStep;
+}
+
 LogicalResult GraphImporter::importNode(const onnx::NodeProto &node,
                                         size_t index) {
   Location loc = nodeLoc(node, index);
@@ -376,6 +390,11 @@ LogicalResult GraphImporter::importNode(const onnx::NodeProto &node,
   }
   NodeImporter importer(b, path, node, loc, opset, std::move(inputs));
   importer.options = &options;
+  auto func = b.getInsertionBlock()->getParent()->getParentOfType<func::FuncOp>();
+  auto step = [&] { return dropoutStepArgument(func); };
+  importer.dropoutStep = step;
+  if (node.op_type() == "Dropout")
+    importer.dropoutSite = dropoutNodes++;
   if (failed(lookupNodeHandler(node.op_type(), opset)(importer)))
     return failure();
   llvm::append_range(bufferUpdates, importer.bufferUpdates);
@@ -577,6 +596,23 @@ OwningOpRef<ModuleOp> GraphImporter::run(onnx::ModelProto &model) {
           func.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "tp.param")
               .str());
     }
+  // Training-mode Dropout: the next run draws other masks.
+  if (dropoutStep) {
+    auto type = cast<RankedTensorType>(dropoutStep.getType());
+    Value one = ConstantOp::create(b, dropoutStep.getLoc(),
+                                   DenseElementsAttr::get(type, ArrayRef<int64_t>{1}));
+    results.push_back(AddOp::create(b, dropoutStep.getLoc(), dropoutStep, one));
+    resultTypes.push_back(type);
+    bufferNames.push_back(kDropoutStepName);
+    // The argument's attributes go with the function's type.
+    SmallVector<DictionaryAttr> argDicts;
+    func.getAllArgAttrs(argDicts);
+    argDicts.push_back(b.getDictionaryAttr(
+        b.getNamedAttr("tp.state", b.getStringAttr(kDropoutStepName))));
+    argTypes.push_back(type);
+    func.setType(b.getFunctionType(argTypes, resultTypes));
+    func.setAllArgAttrs(argDicts);
+  }
   func::ReturnOp::create(b, func.getLoc(), results);
   // Shape-arithmetic constants that folded into static shapes are dead now.
   for (Operation &op : llvm::make_early_inc_range(llvm::reverse(*entry)))

@@ -390,6 +390,28 @@ LogicalResult Partitioner::partitionOp(Operation *op) {
           b, loc, RankedTensorType::get({}, b.getI64Type()), offset);
       newOp = OneHotOp::create(b, loc, types[0], operands[0], offsetTensor);
     }
+  } else if (auto drop = dyn_cast<DropoutOp>(op)) {
+    // Each split dim's first global index on this device: the mask is
+    // drawn by global index, the same on every mesh.
+    SmallVector<Value> offsets;
+    bool split = false;
+    auto local = cast<RankedTensorType>(types[0]);
+    for (auto [d, axes] : llvm::enumerate(outLayouts[0].dims)) {
+      Value first = arith::ConstantIndexOp::create(b, loc, 0);
+      if (!axes.empty()) {
+        split = true;
+        Value index = processIndex(axes, loc);
+        Value size = arith::ConstantIndexOp::create(b, loc, local.getDimSize(d));
+        first = arith::MulIOp::create(b, loc, index, size);
+      }
+      Value firstI64 = arith::IndexCastOp::create(b, loc, b.getI64Type(), first);
+      offsets.push_back(tensor::FromElementsOp::create(
+          b, loc, RankedTensorType::get({}, b.getI64Type()), firstI64));
+    }
+    if (split)
+      newOp = DropoutOp::create(b, loc, types[0], operands[0], operands[1],
+                                offsets, drop.getRatioAttr(), drop.getSeedAttr(),
+                                drop.getSiteAttr(), drop.getGlobalShapeAttr());
   } else if (auto mean = dyn_cast<ReduceMeanOp>(op);
              mean && !outLayouts[0].partial.empty()) {
     // Over split dims each device sums its part; dividing by the global

@@ -320,7 +320,7 @@ std::optional<ShardingRule> tp::getShardingRule(Operation *op) {
             SqrtOp, ErfOp, TanhOp, SigmoidOp, ExpOp, LogOp, ReciprocalOp,
             CastOp, WhereOp, ExpandOp, GreaterOp, LessOp, EqualOp,
             GreaterEqualOp, LessEqualOp, AndOp, OrOp, XorOp, NotOp, AbsOp,
-            CeilOp, FloorOp, RoundOp, CosOp, SinOp>(
+            CeilOp, FloorOp, RoundOp, CosOp, SinOp, DropoutOp>(
           [](Operation *op) { return elementwiseRule(op); })
       .Case([](MatMulOp op) { return matmulRule(op); })
       .Case([](TransposeOp op) { return transposeRule(op); })

@@ -12,6 +12,7 @@ compiled module runs on in-process ranks (threads), or one rank per process
 under `mpirun -np N python3 script.py`.
 """
 from ._tprt import Error
+from .dropout import dropout_mask
 from .mesh import DeviceMesh, init_device_mesh
 from .module import CompiledModule, parallelize_module
 from .styles import (ColwiseParallel, NoParallel, ParallelStyle,
@@ -20,7 +21,7 @@ from .training import SGD, AdamW, TrainStep, train_step
 
 __all__ = [
     "AdamW", "ColwiseParallel", "CompiledModule", "DeviceMesh", "Error",
-    "NoParallel", "ParallelStyle", "RowwiseParallel", "SGD",
+    "NoParallel", "dropout_mask", "ParallelStyle", "RowwiseParallel", "SGD",
     "SequenceParallel", "TrainStep", "init_device_mesh", "parallelize_module",
     "train_step",
 ]

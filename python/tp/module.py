@@ -56,16 +56,19 @@ def one_call_at_a_time(method):
 
 def train_mode_modules(module):
     """The modules whose behaviour depends on train() / eval(): BatchNorm
-    layers (batch or running statistics) and Dropout layers with p > 0, as
-    (batchnorm names, [(dropout name, p)])."""
+    layers (batch or running statistics; SyncBatchNorm over the whole
+    batch) and Dropout layers with p > 0, as (batchnorm names, sync
+    batchnorm names, [(dropout name, p)])."""
     import torch
-    batchnorm, dropout = [], []
+    batchnorm, sync, dropout = [], [], []
     for name, m in module.named_modules():
         if isinstance(m, torch.nn.modules.batchnorm._BatchNorm):
             batchnorm.append(name)
+            if isinstance(m, torch.nn.SyncBatchNorm):
+                sync.append(name)
         elif isinstance(m, torch.nn.modules.dropout._DropoutNd) and m.p > 0:
             dropout.append((name, m.p))
-    return batchnorm, dropout
+    return batchnorm, sync, dropout
 
 
 class Program:
@@ -140,6 +143,14 @@ class Program:
         self._session.save(os.path.abspath(path))
 
     @property
+    def outputs(self):
+        """The graph's outputs: the results that are not the next value of
+        an argument (running statistics, Dropout's run counter)."""
+        fed_back = {a["name"] for a in self._arguments
+                    if a["kind"] in ("param", "state")}
+        return [r for r in self._results if r["name"] not in fed_back]
+
+    @property
     def input_names(self):
         return [a["name"] for a in self._arguments if a["kind"] == "input"]
 
@@ -165,7 +176,7 @@ class CompiledModule:
     """
 
     def __init__(self, source, mesh, entries, data_parallel, backend,
-                 workdir, timeout, shapes):
+                 workdir, timeout, shapes, seed=0):
         self._torch_module = None if isinstance(source, (str, os.PathLike)) \
             else source
         self._source_path = None if self._torch_module is not None \
@@ -184,9 +195,11 @@ class CompiledModule:
         self._forward = None
         self._trainer = None
         self._synced_step = 0
-        self._batchnorm, self._dropout = ([], []) \
-            if self._torch_module is None \
+        self._forward_updated_buffers = False
+        self._batchnorm, self._sync_batchnorm, self._dropout = \
+            ([], [], []) if self._torch_module is None \
             else train_mode_modules(self._torch_module)
+        self.seed = seed
         # Held through every call that reads or writes the ranks' buffers
         # (one_call_at_a_time); reentrant, as compiling and syncing nest.
         self._lock = threading.RLock()
@@ -234,28 +247,35 @@ class CompiledModule:
         return Program(session, self._torch_module is not None)
 
     def mode_flags(self):
-        """tp-compile's flags for the module's current mode: BatchNorm with
-        batch statistics in train(), running ones in eval(); Dropout is the
-        identity (tp draws no dropout masks yet: a train() program says so
-        in a warning)."""
+        """tp-compile's flags for the module's current mode: in train(),
+        BatchNorm normalizes with batch statistics (the whole batch's for
+        SyncBatchNorm, each data-parallel rank's otherwise, as DDP) and
+        updates its running ones, and Dropout drops (masks keyed by the
+        seed); in eval(), running statistics and no Dropout."""
         if self._torch_module is None:
             return []
         training = self._torch_module.training
         flags = []
         if self._batchnorm:
             flags.append("--batchnorm=" + ("train" if training else "eval"))
+            if training and self._sync_batchnorm:
+                flags.append("--sync-batchnorm")
         if self._dropout:
-            flags.append("--dropout=eval")
+            flags.append("--seed=%d" % self.seed if training
+                         else "--dropout=eval")
         return flags
 
-    def warn_dropout(self):
-        if self._dropout and self._torch_module.training:
-            what = ", ".join("%s (p=%g)" % d for d in self._dropout)
-            message = ("tp draws no dropout masks yet: in this train() "
-                       "program Dropout %s keeps every element, where "
-                       "PyTorch would drop" % what)
-            log.warning("%s", message)
-            warnings.warn(message)
+    def announce_dropout(self):
+        """Says, once per program, what each Dropout does in it."""
+        if not self._dropout:
+            return
+        what = ", ".join("%s (p=%g)" % d for d in self._dropout)
+        if self._torch_module.training:
+            log.info("train(): Dropout %s draws masks from tp's generator "
+                     "(Philox, seed %d; tp.dropout_mask computes them), not "
+                     "from torch's", what, self.seed)
+        else:
+            log.info("eval(): Dropout %s is the identity", what)
 
     def _forward_for_mode(self, example_inputs=None):
         """The forward program of the module's current mode, compiled on
@@ -265,8 +285,7 @@ class CompiledModule:
         program = self._forwards.get(key)
         if program is None:
             program = self.compile_program("forward", flags, example_inputs)
-            if flags:
-                self.warn_dropout()
+            self.announce_dropout()
             if self._forward is None and (self._batchnorm or self._dropout):
                 # The module's own values: a training-mode export ran the
                 # module, and its file may hold running statistics updated
@@ -297,9 +316,13 @@ class CompiledModule:
         any_torch = program._feed(inputs, program.input_names, "the module")
         # The seconds the program itself ran (bench/python_call.py).
         program.last_step_seconds = program._session.run()
+        # A train() forward updated running statistics: the next training
+        # step reads them (one module state, as in PyTorch).
+        self._forward_updated_buffers = len(program.outputs) < len(
+            program._results)
         outputs = [program._output(program._session.get(r["name"]),
                                    any_torch)
-                   for r in program._results]
+                   for r in program.outputs]
         return outputs[0] if len(outputs) == 1 else tuple(outputs)
 
     def _sync_from_trainer(self):
@@ -342,7 +365,7 @@ class CompiledModule:
 
 def parallelize_module(module, device_mesh, parallelize_plan=None, *,
                        example_inputs=None, data_parallel=None, backend=None,
-                       workdir=None, timeout=60.0, shapes=None):
+                       workdir=None, timeout=60.0, shapes=None, seed=0):
     """Compiles `module` for `device_mesh` with `parallelize_plan`
     ({module name: style}) and returns a CompiledModule.
 
@@ -354,6 +377,8 @@ def parallelize_module(module, device_mesh, parallelize_plan=None, *,
     workdir: where the export and programs go (default: a temporary
       folder removed at exit).
     shapes: {input: shape} for an ONNX file with dynamic dims.
+    seed: keys the masks of Dropout in train() (tp-compile --seed): the
+      same seed gives the same masks on any mesh (tp.dropout_mask).
     """
     if not isinstance(device_mesh, DeviceMesh):
         raise Error("device_mesh: give a tp.DeviceMesh (e.g. "
@@ -373,7 +398,7 @@ def parallelize_module(module, device_mesh, parallelize_plan=None, *,
     entries = plan_entries(parallelize_plan or {})
     backend = ranks.check_backend(backend)
     compiled = CompiledModule(module, device_mesh, entries, data_parallel,
-                              backend, workdir, timeout, shapes)
+                              backend, workdir, timeout, shapes, int(seed))
     if example_inputs is not None or compiled._source_path:
         if not isinstance(example_inputs, (tuple, type(None))):
             example_inputs = (example_inputs,)

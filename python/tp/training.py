@@ -64,10 +64,9 @@ class TrainStep:
         mode = self.module.mode_flags()
         if self._program is not None:
             if mode != self._mode:
-                # Only BatchNorm's flag differs between the modes.
                 def name(flags):
-                    return "train()" if "--batchnorm=train" in flags \
-                        else "eval()"
+                    return "eval()" if "--batchnorm=eval" in flags or \
+                        "--dropout=eval" in flags else "train()"
                 raise Error(
                     "the module was in %s mode when its training step was "
                     "compiled and is in %s mode now (BatchNorm and Dropout "
@@ -79,8 +78,7 @@ class TrainStep:
         self._mode = mode
         self._program = self.module.compile_program(
             "train", self._flags + mode, example_inputs)
-        if mode:
-            self.module.warn_dropout()
+        self.module.announce_dropout()
         # The step starts from the module's current weights.
         if self.module._forward is not None:
             self.module._sync_from_trainer()
@@ -99,6 +97,15 @@ class TrainStep:
         if not isinstance(inputs, (tuple, list)):
             inputs = (inputs,)
         program = self._ensure(tuple(inputs))
+        module = self.module
+        if module._forward_updated_buffers:
+            # Running statistics the module's forward updated since.
+            forward = module._forward._session
+            for p in program._params:
+                if p["name"] in {r["name"] for r in module._forward._results}:
+                    program._session.set(p["name"], forward.get(
+                        p["name"], argument=True))
+            module._forward_updated_buffers = False
         names = [n for n in program.input_names if n != "labels"]
         values = list(inputs)
         if self.takes_labels:

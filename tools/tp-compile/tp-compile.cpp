@@ -208,9 +208,16 @@ cl::opt<std::string> dropoutMode(
     "dropout",
     cl::desc("Dropout: 'eval' makes every Dropout the identity, also one "
              "the model exported in training mode (model.eval()); default: "
-             "as the model says, and a training-mode Dropout with a ratio "
-             "above 0 is refused (tp draws no dropout masks)"),
+             "as the model says: a training-mode Dropout draws a mask per "
+             "run (Philox keyed by --seed, the run and each element's "
+             "index in the whole tensor: the same mask on every mesh)"),
     cl::value_desc("eval"), cl::cat(trainCategory));
+cl::opt<int64_t> seed(
+    "seed",
+    cl::desc("Training-mode Dropout's masks are keyed by this seed "
+             "(default 0): the same seed, run and model give the same masks "
+             "on any mesh"),
+    cl::init(0), cl::cat(trainCategory));
 cl::opt<bool> untieMerged(
     "untie-merged",
     cl::desc("Train apart, as PyTorch does, the parameters an eval-mode "
@@ -422,13 +429,14 @@ int main(int argc, char **argv) {
   }
   options.batchNorm = batchNormMode;
   if (!dropoutMode.empty() && dropoutMode != "eval") {
-    llvm::errs() << "tp-compile: error: --dropout takes 'eval' (tp draws no "
-                    "dropout masks), got '" << dropoutMode << "'\n";
+    llvm::errs() << "tp-compile: error: --dropout takes 'eval' (without "
+                    "it, training-mode Dropout draws masks), got '"
+                 << dropoutMode << "'\n";
     return 1;
   }
   options.dropout = dropoutMode;
+  options.seed = seed;
   options.untieMerged = untieMerged;
-  options.bufferUpdates = train;
   // The plan file's recompute entries, then --recompute's.
   std::vector<std::string> recompute;
   {

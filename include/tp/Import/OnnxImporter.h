@@ -39,10 +39,11 @@ struct OnnxImportOptions {
   /// "eval" every one as in inference.
   std::string batchNorm;
   /// Dropout: "" follows the model (a training-mode Dropout with a ratio
-  /// above 0 is refused: tp draws no masks), "eval" makes every one the
-  /// identity (model.eval(); the Python package's train() programs, which
-  /// say so).
+  /// above 0 draws masks: tp.dropout), "eval" makes every one the identity
+  /// (model.eval()).
   std::string dropout;
+  /// Training-mode Dropout's masks are keyed by this seed (`--seed`).
+  int64_t seed = 0;
   /// The parameters an eval-mode export merged by value get their own
   /// initializers back (tprt/UntieMerged.h): they are trained apart.
   bool untieMerged = false;
@@ -51,12 +52,17 @@ struct OnnxImportOptions {
   /// 1: over the whole batch, as one device or SyncBatchNorm).
   int64_t batchNormGroups = 1;
   /// Whether the running statistics that training-mode BatchNormalization
-  /// updates become results of the function (`tp.buffer_update`) for
-  /// tp-autodiff to carry from step to step.
-  bool bufferUpdates = false;
+  /// updates become results of the function (`tp.buffer_update`), fed
+  /// back to the next run as PyTorch's forward in train() updates them;
+  /// tp-autodiff carries them from step to step.
+  bool bufferUpdates = true;
   /// Name of the imported function.
   std::string functionName = "forward";
 };
+
+/// The state argument (and result) counting a program's runs, which keys
+/// training-mode Dropout's masks (tp.dropout's `step`).
+constexpr const char kDropoutStepName[] = "dropout.step";
 
 /// The ONNX opsets (default domain) the importer accepts.
 constexpr int64_t kMinOnnxOpset = 1;

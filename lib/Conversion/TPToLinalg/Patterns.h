@@ -10,6 +10,7 @@ void populateContractionLoweringPatterns(RewritePatternSet &patterns);
 void populateNormalizationLoweringPatterns(RewritePatternSet &patterns);
 void populateDataMovementLoweringPatterns(RewritePatternSet &patterns);
 void populateConvolutionLoweringPatterns(RewritePatternSet &patterns);
+void populateDropoutLoweringPatterns(RewritePatternSet &patterns);
 /// Before lowering (shapes are local): a batched product summed over its
 /// batch becomes one GEMM over the flattened batch.
 void populateFlattenWeightGradientPatterns(RewritePatternSet &patterns);

@@ -73,4 +73,5 @@ void tp::populateTPToLinalgPatterns(RewritePatternSet &patterns) {
   populateNormalizationLoweringPatterns(patterns);
   populateDataMovementLoweringPatterns(patterns);
   populateConvolutionLoweringPatterns(patterns);
+  populateDropoutLoweringPatterns(patterns);
 }

@@ -361,6 +361,20 @@ LogicalResult OneHotOp::verify() {
   return success();
 }
 
+LogicalResult DropoutOp::verify() {
+  RankedTensorType type = getInput().getType();
+  if (int64_t(getGlobalShape().size()) != type.getRank())
+    return emitOpError("global_shape has ")
+           << getGlobalShape().size() << " dims, the input " << type.getRank();
+  if (!getOffsets().empty() && int64_t(getOffsets().size()) != type.getRank())
+    return emitOpError("takes one offset per dim (")
+           << type.getRank() << "), got " << getOffsets().size();
+  double ratio = getRatio().convertToDouble();
+  if (!(ratio >= 0.0 && ratio <= 1.0))
+    return emitOpError("ratio must be in [0, 1], got ") << ratio;
+  return success();
+}
+
 LogicalResult MaskedGatherOp::verify() {
   return verifyGatherShape(*this, getData(), getIndices(), getAxis());
 }

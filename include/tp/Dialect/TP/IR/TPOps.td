@@ -569,6 +569,42 @@ def TP_MaskedGatherOp : TP_Op<"masked_gather", [Pure]> {
   let hasVerifier = 1;
 }
 
+def TP_DropoutOp : TP_Op<"dropout", [Pure, AllTypesMatch<["input", "result"]>]> {
+  let summary = "training-mode Dropout with a counter-based mask";
+  let description = [{
+    `result = keep ? input / (1 - ratio) : 0`, where `keep` is drawn per
+    element by Philox4x32-10 (Salmon et al., SC'11; what cuRAND and
+    PyTorch's CUDA generator use) from
+    key = (`seed` low 32 bits, `seed` high 32 bits) and
+    counter = (index low 32 bits, index high 32 bits, `site`, `step`):
+    `keep` when its first output word is at least `ratio * 2^32`. `index`
+    is the element's row-major index in `global_shape`, the whole tensor
+    before sharding, so that a mask is the same on every mesh; `site`
+    numbers the model's Dropout nodes and `step` counts the program's runs.
+    Nothing is stored for the backward pass: the gradient is the same op
+    applied to the output's gradient, which draws the same mask.
+
+    tp-partition adds `offsets`: for each dim, the global index of this
+    device's first element along it (none while the op is global).
+
+    ```mlir
+    %y = tp.dropout %x, %step {ratio = 1.000000e-01 : f64, seed = 0 : i64,
+                               site = 2 : i64, global_shape = array<i64: 8, 64>}
+        : tensor<8x64xf32>, tensor<i64> -> tensor<8x64xf32>
+    ```
+  }];
+  let arguments = (ins TP_FloatTensor:$input, 0DTensorOf<[I64]>:$step,
+                       Variadic<0DTensorOf<[I64]>>:$offsets, F64Attr:$ratio,
+                       I64Attr:$seed, I64Attr:$site,
+                       DenseI64ArrayAttr:$global_shape);
+  let results = (outs TP_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $step (`offsets` `(` $offsets^ `:` type($offsets) `)`)?
+    attr-dict `:` type($input) `,` type($step) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
 def TP_ExpandOp : TP_Op<"expand", [Pure]> {
   let summary = "ONNX Expand: broadcast to a static shape";
   let description = [{

@@ -397,8 +397,10 @@ LogicalResult Partitioner::partitionOp(Operation *op) {
     bool split = false;
     auto local = cast<RankedTensorType>(types[0]);
     for (auto [d, axes] : llvm::enumerate(outLayouts[0].dims)) {
-      Value first = arith::ConstantIndexOp::create(b, loc, 0);
-      if (!axes.empty()) {
+      Value first;
+      if (axes.empty()) {
+        first = arith::ConstantIndexOp::create(b, loc, 0);
+      } else {
         split = true;
         Value index = processIndex(axes, loc);
         Value size = arith::ConstantIndexOp::create(b, loc, local.getDimSize(d));

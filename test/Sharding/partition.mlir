@@ -148,3 +148,35 @@ func.func @partial_plus_partial(%x: tensor<4x16xf32> {tp.sharding = #tp.sharding
   %s = tp.add %p, %q {tp.in_shardings = [#tp.sharding<[{}, {}]>, #tp.sharding<[{}, {}]>], tp.out_shardings = [#tp.sharding<[{}, {}]>]} : tensor<4x8xf32>, tensor<4x8xf32> -> tensor<4x8xf32>
   return {tp.in_shardings = [#tp.sharding<[{}, {}]>]} %s : tensor<4x8xf32>
 }
+
+// -----
+
+// Dropout draws by global index: each split dim gets this device's first
+// index along it (its index along the dim's axes times the block size).
+// CHECK-LABEL: func.func @dropout_offsets
+// CHECK: %[[DP:.*]] = shard.process_multi_index on @mesh axes = [0] : index
+// CHECK: %[[ROW:.*]] = arith.muli %[[DP]], %c4 : index
+// CHECK: %[[ROW64:.*]] = arith.index_cast %[[ROW]] : index to i64
+// CHECK: %[[ROWT:.*]] = tensor.from_elements %[[ROW64]] : tensor<i64>
+// CHECK: %[[TP:.*]] = shard.process_multi_index on @mesh axes = [1] : index
+// CHECK: %[[COL:.*]] = arith.muli %[[TP]], %c16 : index
+// CHECK: %[[COL64:.*]] = arith.index_cast %[[COL]] : index to i64
+// CHECK: %[[COLT:.*]] = tensor.from_elements %[[COL64]] : tensor<i64>
+// CHECK: tp.dropout %arg0, %arg1 offsets(%[[ROWT]], %[[COLT]] : tensor<i64>, tensor<i64>) {global_shape = array<i64: 8, 64>, ratio = 5.000000e-01 : f64, seed = 0 : i64, site = 1 : i64} : tensor<4x16xf32>, tensor<i64> -> tensor<4x16xf32>
+shard.grid @mesh(shape = 2x4) {tp.axis_names = ["dp", "tp"]}
+func.func @dropout_offsets(%x: tensor<8x64xf32> {tp.sharding = #tp.sharding<[{"dp"}, {"tp"}]>}, %step: tensor<i64>) -> (tensor<8x64xf32> {tp.sharding = #tp.sharding<[{"dp"}, {"tp"}]>}) {
+  %y = tp.dropout %x, %step {global_shape = array<i64: 8, 64>, ratio = 5.000000e-01 : f64, seed = 0 : i64, site = 1 : i64, tp.in_shardings = [#tp.sharding<[{"dp"}, {"tp"}]>, #tp.sharding<[]>], tp.out_shardings = [#tp.sharding<[{"dp"}, {"tp"}]>]} : tensor<8x64xf32>, tensor<i64> -> tensor<8x64xf32>
+  return {tp.in_shardings = [#tp.sharding<[{"dp"}, {"tp"}]>]} %y : tensor<8x64xf32>
+}
+
+// -----
+
+// A Dropout on a whole tensor stays global: no offsets.
+// CHECK-LABEL: func.func @dropout_whole
+// CHECK-NOT: process_multi_index
+// CHECK: tp.dropout %arg0, %arg1 {global_shape
+shard.grid @mesh(shape = 4) {tp.axis_names = ["tp"]}
+func.func @dropout_whole(%x: tensor<8x64xf32>, %step: tensor<i64>) -> tensor<8x64xf32> {
+  %y = tp.dropout %x, %step {global_shape = array<i64: 8, 64>, ratio = 5.000000e-01 : f64, seed = 0 : i64, site = 0 : i64, tp.in_shardings = [#tp.sharding<[{}, {}]>, #tp.sharding<[]>], tp.out_shardings = [#tp.sharding<[{}, {}]>]} : tensor<8x64xf32>, tensor<i64> -> tensor<8x64xf32>
+  return {tp.in_shardings = [#tp.sharding<[{}, {}]>]} %y : tensor<8x64xf32>
+}

@@ -131,3 +131,15 @@ func.func @reduce_prod_split(%x: tensor<8x16xf32> {tp.sharding = #tp.sharding<[{
   %0 = tp.reduce_prod %x {axes = array<i64: 1>, keepdims = false} : tensor<8x16xf32> -> tensor<8xf32>
   return %0 : tensor<8xf32>
 }
+
+// -----
+
+// Dropout is elementwise in its input (its mask is drawn by global index);
+// the run counter stays whole.
+// CHECK-LABEL: func.func @dropout_follows_input
+// CHECK: tp.dropout {{.*}}tp.in_shardings = [#tp.sharding<[{"dp"}, {"tp"}]>, #tp.sharding<[]>], tp.out_shardings = [#tp.sharding<[{"dp"}, {"tp"}]>]
+shard.grid @mesh(shape = 2x4) {tp.axis_names = ["dp", "tp"]}
+func.func @dropout_follows_input(%x: tensor<8x64xf32> {tp.sharding = #tp.sharding<[{"dp"}, {"tp"}]>}, %step: tensor<i64>) -> tensor<8x64xf32> {
+  %y = tp.dropout %x, %step {global_shape = array<i64: 8, 64>, ratio = 5.000000e-01 : f64, seed = 0 : i64, site = 0 : i64} : tensor<8x64xf32>, tensor<i64> -> tensor<8x64xf32>
+  return %y : tensor<8x64xf32>
+}

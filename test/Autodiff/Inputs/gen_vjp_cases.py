@@ -7,6 +7,7 @@ whose weight `w` (and `b`) is an initializer), <case>.x.npy, and
 weight by central differences in float64. Also `cases`: one line per case,
 "<case> <weight> [<weight>]".
 """
+import importlib.util
 import math
 import os
 import sys
@@ -395,6 +396,19 @@ case("hardsigmoid", "  h = Mul (x, w)\n  y = HardSigmoid <alpha = 0.16666667, be
 case("relu6", "  h = Mul (x, w)\n  lo = Constant <value = float {0}> ()\n  hi = Constant <value = float {6}> ()\n"
      "  y = Clip (h, lo, hi)", away_from([0, 6], 3, 4) + 2, {"w": np.ones((4,), np.float32) + 0.1 * f32(4)},
      lambda x, w: np.clip(x * w, 0, 6))
+
+# Training-mode Dropout (seed 0, the first run, site 0): its mask is
+# tp.dropout_mask's (python/tp/dropout.py); the backward pass draws it again.
+spec = importlib.util.spec_from_file_location("tp_dropout", os.path.join(
+    os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "python",
+    "tp", "dropout.py"))
+tp_dropout = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(tp_dropout)
+x68 = f32(6, 8)
+keep68 = tp_dropout.dropout_mask((6, 8), 0.25)
+case("dropout", "  h = Mul (x, w)\n  r = Constant <value = float {0.25}> ()\n"
+     "  t = Constant <value = bool {1}> ()\n  y = Dropout (h, r, t)", x68,
+     {"w": f32(8)}, lambda x, w: np.where(keep68, x * w / 0.75, 0.0))
 
 with open(os.path.join(out, "cases"), "w") as f:
     f.write("\n".join(cases) + "\n")

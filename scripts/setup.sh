@@ -20,6 +20,8 @@ packages=(
   # the Python package (python/): its binding, its tests, and the PyTorch
   # modules tp.parallelize_module exports
   pybind11-dev python3-dev python3-pytest python3-torch
+  # real model classes for fixtures and the package's tests (torchvision's ViT)
+  python3-torchvision
   # the ONNX backend test suite (test/conformance)
   libonnx-testdata
   # clang 22, the toolchain of LLVM 22: scripts/check-clang.sh (CI) keeps the

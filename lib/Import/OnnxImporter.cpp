@@ -590,6 +590,9 @@ OwningOpRef<ModuleOp> GraphImporter::run(onnx::ModelProto &model) {
   SmallVector<std::string> bufferNames;
   if (options.bufferUpdates)
     for (auto [arg, updated] : bufferUpdates) {
+      // Running statistics fed as graph inputs are the caller's to update.
+      if (!func.getArgAttr(arg.getArgNumber(), "tp.param"))
+        continue;
       results.push_back(updated);
       resultTypes.push_back(updated.getType());
       bufferNames.push_back(

@@ -49,6 +49,38 @@ def _parameters_kept_apart(torch):
             c._jit_pass_onnx_deduplicate_initializers = dedup
 
 
+@contextlib.contextmanager
+def _sync_batchnorm_exportable(torch, model):
+    """nn.SyncBatchNorm runs only on CUDA tensors under a process group,
+    and the exporter runs the module: each one is swapped, for the export,
+    for a BatchNorm holding the same parameters and buffers (the same ONNX
+    node; tp-compile --sync-batchnorm gives it the whole batch's
+    statistics)."""
+    swapped = []
+    for name, m in list(model.named_modules()):
+        if not isinstance(m, torch.nn.SyncBatchNorm):
+            continue
+
+        class AnyRankBatchNorm(torch.nn.modules.batchnorm._BatchNorm):
+            def _check_input_dim(self, input):
+                pass
+        plain = AnyRankBatchNorm(m.num_features, m.eps, m.momentum,
+                                 m.affine, m.track_running_stats)
+        plain.weight, plain.bias = m.weight, m.bias
+        for buffer in ("running_mean", "running_var", "num_batches_tracked"):
+            setattr(plain, buffer, getattr(m, buffer))
+        plain.train(m.training)
+        parent_name, _, child = name.rpartition(".")
+        parent = model.get_submodule(parent_name) if parent_name else model
+        setattr(parent, child, plain)
+        swapped.append((parent, child, m))
+    try:
+        yield
+    finally:
+        for parent, child, m in swapped:
+            setattr(parent, child, m)
+
+
 def export(model, example_inputs, path, training=False):
     """torch.onnx.export with its defaults, as users export: folded weights,
     the exporter's names; tp plans them by model.named_modules(). Every
@@ -71,7 +103,9 @@ def export(model, example_inputs, path, training=False):
     # them as they were.
     buffers = {name: b.detach().clone() for name, b in model.named_buffers()}
     try:
-        with _parameters_kept_apart(torch), warnings.catch_warnings():
+        with _parameters_kept_apart(torch), \
+                _sync_batchnorm_exportable(torch, model), \
+                warnings.catch_warnings():
             # The exporter's advice to turn constant folding off in training
             # mode: tp reads folded weights back to their parameters
             # (transposed copies, docs/Importer.md).

@@ -209,17 +209,22 @@ def ddp_reference(model, data, ranks, lr):
     return losses
 
 
-@pytest.mark.parametrize("mesh,dp", [({"dp": 1}, None), ({"dp": 2}, "dp")])
-def test_batchnorm_follows_train_mode(mesh, dp):
+CNN_PLAN = {"conv": tp.ColwiseParallel(), "fc": tp.RowwiseParallel()}
+
+
+@pytest.mark.parametrize("mesh,dp,plan", [
+    ({"dp": 1}, None, {}), ({"dp": 2}, "dp", {}), ({"tp": 2}, None, CNN_PLAN),
+    ({"dp": 2, "tp": 2}, "dp", CNN_PLAN)])
+def test_batchnorm_follows_train_mode(mesh, dp, plan):
     torch.manual_seed(4)
     model = SmallCNN()
     reference = SmallCNN()
     reference.load_state_dict(model.state_dict())
     g = torch.Generator().manual_seed(6)
     data = [(torch.randn(4, 3, 8, 8, generator=g),
-             torch.randint(0, 5, (4,), generator=g)) for _ in range(3)]
+             torch.randint(0, 5, (4,), generator=g)) for _ in range(5)]
     model.train()
-    compiled = tp.parallelize_module(model, tp.DeviceMesh(mesh), {},
+    compiled = tp.parallelize_module(model, tp.DeviceMesh(mesh), plan,
                                      example_inputs=(data[0][0],),
                                      data_parallel=dp)
     step = tp.train_step(compiled, loss="cross_entropy",
@@ -251,15 +256,66 @@ def test_batchnorm_follows_train_mode(mesh, dp):
         step(x, data[0][1])
 
 
-def test_dropout_in_train_mode_is_announced():
+def test_running_statistics_follow_forward_calls():
+    """In train(), each forward call updates BatchNorm's running statistics
+    as PyTorch's does, and the next training step starts from them."""
     torch.manual_seed(4)
-    model = SmallCNN(dropout=0.5)
-    model.train()
-    x = torch.randn(4, 3, 8, 8)
-    with pytest.warns(UserWarning, match=r"tp draws no dropout masks yet: in "
-                      r"this train\(\) program Dropout drop \(p=0.5\)"):
-        compiled = tp.parallelize_module(model, tp.DeviceMesh({"tp": 1}), {},
-                                         example_inputs=(x,))
-    model.eval()
+    model = SmallCNN(dropout=0.0).train()
+    reference = SmallCNN(dropout=0.0).train()
+    reference.load_state_dict(model.state_dict())
+    g = torch.Generator().manual_seed(6)
+    xs = [torch.randn(4, 3, 8, 8, generator=g) for _ in range(3)]
+    y = torch.randint(0, 5, (4,), generator=g)
+    compiled = tp.parallelize_module(model, tp.DeviceMesh({"tp": 1}), {},
+                                     example_inputs=(xs[0],))
     with torch.no_grad():
-        assert relative_error(compiled(x), model(x)) < 1e-5
+        for x in xs[:2]:
+            assert relative_error(compiled(x), reference(x)) < 1e-5
+    state = compiled.state_dict()
+    for name in ("bn.running_mean", "bn.running_var"):
+        assert relative_error(state[name], reference.state_dict()[name]) \
+            < 1e-5, name
+    step = tp.train_step(compiled, loss="cross_entropy",
+                         optimizer=tp.SGD(lr=0.1))
+    loss = step(xs[2], y)
+    opt = torch.optim.SGD(reference.parameters(), lr=0.1)
+    want = F.cross_entropy(reference(xs[2]), y)
+    want.backward()
+    opt.step()
+    assert abs(loss - want.item()) <= 1e-5 * abs(want.item())
+    state = compiled.state_dict()
+    for name, value in reference.state_dict().items():
+        if not name.endswith("num_batches_tracked"):
+            assert relative_error(state[name], value) < 1e-5, name
+
+
+class SyncCNN(SmallCNN):
+    def __init__(self):
+        super().__init__()
+        self.bn = torch.nn.SyncBatchNorm(8)
+
+
+def test_sync_batchnorm_normalizes_over_the_whole_batch():
+    """nn.SyncBatchNorm on dp=2: the statistics of the whole global batch,
+    which is plain BatchNorm on one device."""
+    torch.manual_seed(4)
+    model = SyncCNN().train()
+    reference = SmallCNN().train()
+    reference.load_state_dict(model.state_dict())
+    g = torch.Generator().manual_seed(6)
+    data = [(torch.randn(4, 3, 8, 8, generator=g),
+             torch.randint(0, 5, (4,), generator=g)) for _ in range(3)]
+    compiled = tp.parallelize_module(model, tp.DeviceMesh({"dp": 2}), {},
+                                     example_inputs=(data[0][0],),
+                                     data_parallel="dp")
+    step = tp.train_step(compiled, loss="cross_entropy",
+                         optimizer=tp.SGD(lr=0.1))
+    losses = [step(x, y) for x, y in data]
+    want, state = torch_loop(reference, data, 0.1, F.cross_entropy)
+    np.testing.assert_allclose(losses, want, rtol=1e-5, atol=1e-6)
+    got = compiled.state_dict()
+    for name, value in state.items():
+        if not name.endswith("num_batches_tracked"):
+            assert relative_error(got[name], value) < 1e-5, name
+    # The module still holds its SyncBatchNorm.
+    assert isinstance(model.bn, torch.nn.SyncBatchNorm)

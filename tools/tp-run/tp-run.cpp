@@ -488,8 +488,16 @@ int main(int argc, char **argv) {
   for (const auto &t : m.arguments)
     if (t.kind == "input")
       inputNames.push_back(t.name);
-  for (const auto &t : m.results)
-    outputNames.push_back(t.name);
+  // The graph's outputs: not the results fed back to the next run (running
+  // statistics, Dropout's run counter, optimizer state), which --output
+  // and --compare take by name only.
+  for (const auto &t : m.results) {
+    bool fedBack = false;
+    for (const auto &a : m.arguments)
+      fedBack |= (a.kind == "state" || a.kind == "param") && a.name == t.name;
+    if (!fedBack)
+      outputNames.push_back(t.name);
+  }
   std::map<std::string, NpyArray> feeds;
   std::vector<std::string> inputSpecs(inputs.begin(), inputs.end());
   if (!labelsFile.empty())
@@ -775,7 +783,8 @@ int main(int argc, char **argv) {
       return finish(fail(s.message()));
     for (const TestTensor &ref : refs)
       if (!compareElementwise(ref.file + " (" + outputNames[ref.index] + ")",
-                              results[ref.index], ref.data, tolerance,
+                              results[resultNamed(m, outputNames[ref.index])],
+                              ref.data, tolerance,
                               absTolerance))
         rc = 1;
   }

@@ -7,7 +7,6 @@ import logging
 import os
 import subprocess
 import threading
-import warnings
 
 from . import _config
 from ._tprt import Error
@@ -82,9 +81,10 @@ def _sync_batchnorm_exportable(torch, model):
 
 
 def export(model, example_inputs, path, training=False):
-    """torch.onnx.export with its defaults, as users export: folded weights,
-    the exporter's names; tp plans them by model.named_modules(). Every
-    parameter keeps an initializer of its own (see _parameters_kept_apart),
+    """torch.onnx.export as users export, but without constant folding, so
+    that every parameter is an initializer named as state_dict() names it
+    (tp plans by model.named_modules() either way). Every parameter keeps
+    an initializer of its own (see _parameters_kept_apart),
     and the export runs with autograd on, as a user's does: under no_grad
     nn.MultiheadAttention takes a fused fast path the exporter refuses.
     training: export with TrainingMode.TRAINING, which keeps BatchNorm as a
@@ -104,13 +104,14 @@ def export(model, example_inputs, path, training=False):
     buffers = {name: b.detach().clone() for name, b in model.named_buffers()}
     try:
         with _parameters_kept_apart(torch), \
-                _sync_batchnorm_exportable(torch, model), \
-                warnings.catch_warnings():
-            # The exporter's advice to turn constant folding off in training
-            # mode: tp reads folded weights back to their parameters
-            # (transposed copies, docs/Importer.md).
-            warnings.filterwarnings("ignore", message=".*constant folding")
-            torch.onnx.export(model, example_inputs, path, training=mode)
+                _sync_batchnorm_exportable(torch, model):
+            # Without constant folding every parameter stays an initializer
+            # of its PyTorch name: a folded export gives a cross-attention's
+            # in_proj_weight as two unnamed slices (q and kv) that no
+            # state_dict() key maps back to. tp's GEMMs read transposed
+            # weights as they are, and the slices run in the program.
+            torch.onnx.export(model, example_inputs, path, training=mode,
+                              do_constant_folding=False)
     except Exception as e:  # the exporter's own errors
         raise Error("torch.onnx.export failed: %s" % e) from e
     finally:

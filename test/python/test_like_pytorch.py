@@ -106,6 +106,69 @@ def test_transformer_encoder_layers_export_and_train():
         assert relative_error(state[name], want) < 1e-4, name
 
 
+class SelfAttention(torch.nn.Module):
+    """nn.MultiheadAttention on its own (its output, not the weights)."""
+
+    def __init__(self):
+        super().__init__()
+        self.attn = torch.nn.MultiheadAttention(32, 4, batch_first=True)
+
+    def forward(self, x):
+        return self.attn(x, x, x, need_weights=False)[0]
+
+
+LAYER_TYPES = {
+    # name: (fresh module, input shapes)
+    "encoder_layer_norm_first": (lambda: torch.nn.TransformerEncoderLayer(
+        32, 4, 64, dropout=0.0, batch_first=True, norm_first=True),
+        [(2, 6, 32)]),
+    "encoder_layer_sequence_first": (lambda: torch.nn.TransformerEncoderLayer(
+        32, 4, 64, dropout=0.0), [(6, 2, 32)]),
+    "decoder_layer": (lambda: torch.nn.TransformerDecoderLayer(
+        32, 4, 64, dropout=0.0, batch_first=True), [(2, 5, 32), (2, 6, 32)]),
+    "transformer": (lambda: torch.nn.Transformer(
+        32, 4, 1, 1, 64, dropout=0.0, batch_first=True),
+        [(2, 6, 32), (2, 5, 32)]),
+    "multihead_attention": (SelfAttention, [(2, 6, 32)]),
+}
+
+
+@pytest.mark.parametrize("layer_type", sorted(LAYER_TYPES))
+def test_transformer_layer_types_export_and_train(layer_type):
+    """Every torch.nn transformer layer type, freshly initialized, in
+    eval(): exported as written (no fast path), its forward and three SGD
+    steps equal PyTorch's."""
+    make, shapes = LAYER_TYPES[layer_type]
+    torch.manual_seed(0)
+    model = make().eval()
+    reference = make().eval()
+    reference.load_state_dict(model.state_dict())
+    g = torch.Generator().manual_seed(3)
+    batches = [tuple(torch.randn(*s, generator=g) for s in shapes)
+               for _ in range(3)]
+    with torch.no_grad():
+        target = torch.randn(reference(*batches[0]).shape, generator=g)
+    compiled = tp.parallelize_module(model, tp.DeviceMesh({"tp": 1}), {},
+                                     example_inputs=batches[0])
+    with torch.no_grad():
+        assert relative_error(compiled(*batches[0]),
+                              reference(*batches[0])) < 1e-5
+    step = tp.train_step(compiled, loss="mse", optimizer=tp.SGD(lr=0.1))
+    losses = [step(inputs, target) for inputs in batches]
+    opt = torch.optim.SGD(reference.parameters(), lr=0.1)
+    want = []
+    for inputs in batches:
+        opt.zero_grad()
+        loss = F.mse_loss(reference(*inputs), target)
+        loss.backward()
+        opt.step()
+        want.append(loss.item())
+    np.testing.assert_allclose(losses, want, rtol=1e-5, atol=1e-6)
+    state = compiled.state_dict()
+    for name, value in reference.state_dict().items():
+        assert relative_error(state[name], value) < 1e-4, name
+
+
 class Classifier(torch.nn.Module):
     def __init__(self, classes):
         super().__init__()

@@ -20,6 +20,8 @@ import os
 import numpy as np
 import torch
 
+from torch_steps import write_torch_steps
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 spec = importlib.util.spec_from_file_location(
     "tp_dropout", os.path.join(HERE, "..", "..", "python", "tp", "dropout.py"))
@@ -62,11 +64,6 @@ if __name__ == "__main__":
                       input_names=["x"], output_names=["output"],
                       training=torch.onnx.TrainingMode.TRAINING)
     np.save(os.path.join(out, "input_x.npy"), x.numpy())
-    opt = torch.optim.SGD(model.parameters(), lr=0.5)
-    with open(os.path.join(out, "torch_steps.txt"), "w") as f:
-        for step in range(3):
-            opt.zero_grad()
-            loss = (with_masks(model, x, step) ** 2).mean()
-            loss.backward()
-            opt.step()
-            f.write("step %d: loss %.8g\n" % (step + 1, loss.item()))
+    write_torch_steps(os.path.join(out, "torch_steps.txt"), model,
+                      lambda m, step: (with_masks(m, x, step) ** 2).mean(),
+                      lr=0.5)

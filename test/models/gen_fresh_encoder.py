@@ -19,6 +19,8 @@ import os
 import numpy as np
 import torch
 
+from torch_steps import write_torch_steps
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
@@ -49,11 +51,5 @@ with torch.no_grad():
 
 # PyTorch's own training: every parameter apart.
 model.train()
-opt = torch.optim.SGD(model.parameters(), lr=0.1)
-with open(os.path.join(out, "torch_steps.txt"), "w") as f:
-    for step in range(3):
-        opt.zero_grad()
-        loss = (model(x) ** 2).mean()
-        loss.backward()
-        opt.step()
-        f.write("step %d: loss %.8g\n" % (step + 1, loss.item()))
+write_torch_steps(os.path.join(out, "torch_steps.txt"), model,
+                  lambda m, step: (m(x) ** 2).mean(), lr=0.1)

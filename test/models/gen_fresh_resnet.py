@@ -23,6 +23,8 @@ import torch
 import torch.nn.functional as F
 import torchvision
 
+from torch_steps import write_torch_steps
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
@@ -51,11 +53,5 @@ model.load_state_dict(state)
 np.save(os.path.join(out, "input_x.npy"), x.numpy())
 np.save(os.path.join(out, "labels.npy"), labels.numpy())
 
-opt = torch.optim.SGD(model.parameters(), lr=0.02)
-with open(os.path.join(out, "torch_steps.txt"), "w") as f:
-    for step in range(3):
-        opt.zero_grad()
-        loss = F.cross_entropy(model(x), labels)
-        loss.backward()
-        opt.step()
-        f.write("step %d: loss %.8g\n" % (step + 1, loss.item()))
+write_torch_steps(os.path.join(out, "torch_steps.txt"), model,
+                  lambda m, step: F.cross_entropy(m(x), labels), lr=0.02)

@@ -23,6 +23,8 @@ import torch
 import torch.nn.functional as F
 import torchvision
 
+from torch_steps import write_torch_steps
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 torch.manual_seed(0)
@@ -42,11 +44,5 @@ with torch.no_grad():
 
 # PyTorch's own training: every parameter apart.
 model.train()
-opt = torch.optim.SGD(model.parameters(), lr=0.05)
-with open(os.path.join(out, "torch_steps.txt"), "w") as f:
-    for step in range(3):
-        opt.zero_grad()
-        loss = F.cross_entropy(model(x), labels)
-        loss.backward()
-        opt.step()
-        f.write("step %d: loss %.8g\n" % (step + 1, loss.item()))
+write_torch_steps(os.path.join(out, "torch_steps.txt"), model,
+                  lambda m, step: F.cross_entropy(m(x), labels), lr=0.05)

@@ -318,7 +318,7 @@ def write_markdown(args, lines):
 
 # The sections of docs/Performance.md other scripts write.
 SECTIONS = {"compile": "bench/compile.py", "cnn": "bench/cnn.py",
-            "pipeline": "bench/pipeline.py"}
+            "pipeline": "bench/pipeline.py", "trace": "bench/trace.py"}
 
 
 def section_markers(name):

@@ -43,7 +43,8 @@ static constexpr const char *kBufferize =
     "tp-find-in-place-updates,";
 static constexpr const char *kCpuLinalgToLoops =
     "tp-lower-matmul-to-blas,"
-    "func.func(tp-linalg-to-loops),tp-outline-loop-nests,";
+    "func.func(tp-linalg-to-loops),tp-outline-loop-nests,"
+    "tp-trace-kernel-sites,";
 static constexpr const char *kCpuLoopsToLLVM =
     "func.func(tp-approximate-math),"
     "expand-strided-metadata,lower-affine,convert-scf-to-cf,"

@@ -354,6 +354,14 @@ LogicalResult tp::emitProgram(ModuleOp module,
       }
     }
   }
+  // The loop nests' call sites tp-trace-kernel-sites numbered (tp-run
+  // --trace names them).
+  if (auto sites = module->getAttrOfType<ArrayAttr>("tp.kernel_sites")) {
+    llvm::json::Array kernels;
+    for (Attribute s : sites)
+      kernels.push_back(cast<StringAttr>(s).str());
+    manifest->fields["kernel_sites"] = std::move(kernels);
+  }
   // tp-free-after-last-use's plan, for tp-run --profile to compare with.
   if (auto peak = module->getAttrOfType<IntegerAttr>("tp.peak_temporary_bytes")) {
     manifest->fields["peak_temporary_bytes"] = peak.getInt();

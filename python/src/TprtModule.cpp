@@ -14,6 +14,7 @@
 #include "tprt/Blocks.h"
 #include "tprt/DType.h"
 #include "tprt/Program.h"
+#include "tprt/Trace.h"
 #include "tprt/WeightLoader.h"
 
 #include <pybind11/numpy.h>
@@ -92,6 +93,8 @@ std::string shapeText(const std::vector<int64_t> &shape) {
 struct RankBuffers {
   std::vector<std::vector<char>> args, results;
   std::vector<SiteStats> stats;
+  /// With trace=: the rank's timeline.
+  std::unique_ptr<TraceRecorder> trace;
 };
 
 class Session {
@@ -132,7 +135,10 @@ public:
                     std::to_string(numRanks) + " devices, but mpirun started " +
                     std::to_string(size) + " processes");
       std::string error;
-      comms.push_back(createMpiCommunicator(m.mesh, m.axisMasks, error));
+      // The whole world too: a trace's events go to rank 0 over it.
+      std::vector<int64_t> masks = m.axisMasks;
+      masks.push_back((int64_t(1) << m.mesh.names.size()) - 1);
+      comms.push_back(createMpiCommunicator(m.mesh, masks, error));
       if (!comms.back())
         throw Error(error);
       localRanks = {worldRank};
@@ -232,14 +238,16 @@ public:
       std::lock_guard<std::recursive_mutex> lock(mutex);
       auto runOne = [&](size_t i) {
         RankContext ctx{comms[i].get(), &m.collectiveSites, &ranks[i].stats,
-                        nullptr};
+                        nullptr, ranks[i].trace.get()};
         setRankContext(&ctx);
         std::vector<void *> args, results;
         for (size_t a = 0; a < ranks[i].args.size(); ++a)
           args.push_back(argument(i, a).data());
         for (auto &r : ranks[i].results)
           results.push_back(r.data());
+        int64_t stepStart = ranks[i].trace ? traceClockNs() : 0;
         seconds[i] = program->run(args, results);
+        traceStep(steps + 1, stepStart);
         setRankContext(nullptr);
         // The next step reads the updated weights and optimizer state.
         for (auto [r, a] : feedback)
@@ -339,6 +347,30 @@ public:
       out.append(d);
     }
     return out;
+  }
+
+  /// From the next run on, every local rank records its timeline (at most
+  /// `events` events each).
+  void startTrace(size_t events) {
+    std::lock_guard<std::recursive_mutex> lock(mutex);
+    for (RankBuffers &b : ranks)
+      if (!b.trace)
+        b.trace = std::make_unique<TraceRecorder>(events);
+  }
+
+  /// Writes the runs traced so far (tprt/Trace.h); under MPI every rank
+  /// calls it and rank 0 writes.
+  void writeTrace(const std::string &path) {
+    py::gil_scoped_release release;
+    std::lock_guard<std::recursive_mutex> lock(mutex);
+    std::vector<const TraceRecorder *> traces;
+    for (RankBuffers &b : ranks) {
+      if (!b.trace)
+        throw Error("write_trace: no trace was started");
+      traces.push_back(b.trace.get());
+    }
+    check(writeChromeTrace(path, m, traces, localRanks,
+                           mpi ? comms[0].get() : nullptr));
   }
 
   std::string mesh() const { return m.mesh.describe(); }
@@ -446,6 +478,8 @@ PYBIND11_MODULE(_tprt, mod) {
       .def("get", &Session::get, py::arg("name"), py::arg("argument") = false)
       .def("save", &Session::save, py::arg("path"))
       .def("collectives", &Session::collectives)
+      .def("start_trace", &Session::startTrace, py::arg("events") = 1 << 18)
+      .def("write_trace", &Session::writeTrace, py::arg("path"))
       .def_property_readonly("mesh", &Session::mesh)
       .def_property_readonly("program_dir", &Session::dir)
       .def_property_readonly("rank", &Session::rank)

@@ -176,7 +176,7 @@ class CompiledModule:
     """
 
     def __init__(self, source, mesh, entries, data_parallel, backend,
-                 workdir, timeout, shapes, seed=0):
+                 workdir, timeout, shapes, seed=0, trace=None):
         self._torch_module = None if isinstance(source, (str, os.PathLike)) \
             else source
         self._source_path = None if self._torch_module is not None \
@@ -200,6 +200,7 @@ class CompiledModule:
             ([], [], []) if self._torch_module is None \
             else train_mode_modules(self._torch_module)
         self.seed = seed
+        self.trace = os.path.abspath(trace) if trace else None
         # Held through every call that reads or writes the ranks' buffers
         # (one_call_at_a_time); reentrant, as compiling and syncing nest.
         self._lock = threading.RLock()
@@ -245,6 +246,17 @@ class CompiledModule:
             raise Error("the program runs on %d ranks, the mesh %s has %d"
                         % (session.size, self.mesh, self.mesh.size()))
         return Program(session, self._torch_module is not None)
+
+    def run_traced(self, program, trace):
+        """Runs `program` once; with a trace path, records the run and
+        rewrites the file with every run traced so far."""
+        if trace and not getattr(program, "_tracing", False):
+            program._session.start_trace()
+            program._tracing = True
+        seconds = program._session.run()
+        if trace:
+            program._session.write_trace(trace)
+        return seconds
 
     def mode_flags(self):
         """tp-compile's flags for the module's current mode: in train(),
@@ -315,7 +327,7 @@ class CompiledModule:
         self._sync_from_trainer()
         any_torch = program._feed(inputs, program.input_names, "the module")
         # The seconds the program itself ran (bench/python_call.py).
-        program.last_step_seconds = program._session.run()
+        program.last_step_seconds = self.run_traced(program, self.trace)
         # A train() forward updated running statistics: the next training
         # step reads them (one module state, as in PyTorch).
         self._forward_updated_buffers = len(program.outputs) < len(
@@ -365,7 +377,8 @@ class CompiledModule:
 
 def parallelize_module(module, device_mesh, parallelize_plan=None, *,
                        example_inputs=None, data_parallel=None, backend=None,
-                       workdir=None, timeout=60.0, shapes=None, seed=0):
+                       workdir=None, timeout=60.0, shapes=None, seed=0,
+                       trace=None):
     """Compiles `module` for `device_mesh` with `parallelize_plan`
     ({module name: style}) and returns a CompiledModule.
 
@@ -379,6 +392,8 @@ def parallelize_module(module, device_mesh, parallelize_plan=None, *,
     shapes: {input: shape} for an ONNX file with dynamic dims.
     seed: keys the masks of Dropout in train() (tp-compile --seed): the
       same seed gives the same masks on any mesh (tp.dropout_mask).
+    trace: a file to write the forward calls' timeline to (tp-run --trace's
+      Chrome trace; rewritten after each call).
     """
     if not isinstance(device_mesh, DeviceMesh):
         raise Error("device_mesh: give a tp.DeviceMesh (e.g. "
@@ -398,7 +413,8 @@ def parallelize_module(module, device_mesh, parallelize_plan=None, *,
     entries = plan_entries(parallelize_plan or {})
     backend = ranks.check_backend(backend)
     compiled = CompiledModule(module, device_mesh, entries, data_parallel,
-                              backend, workdir, timeout, shapes, int(seed))
+                              backend, workdir, timeout, shapes, int(seed),
+                              trace)
     if example_inputs is not None or compiled._source_path:
         if not isinstance(example_inputs, (tuple, type(None))):
             example_inputs = (example_inputs,)

@@ -1,4 +1,6 @@
 """The generated training step (tp-compile --train) driven from Python."""
+import os
+
 from ._tprt import Error
 from .module import CompiledModule, one_call_at_a_time
 
@@ -42,8 +44,9 @@ class TrainStep:
     """
 
     def __init__(self, module, loss, optimizer, labels, frozen, bucket_mb,
-                 recompute, loss_options=()):
+                 recompute, loss_options=(), trace=None):
         self.module = module
+        self.trace = os.path.abspath(trace) if trace else None
         self.loss = loss
         self.takes_labels = labels
         flags = ["--train", "--loss=" + loss] + list(loss_options)
@@ -119,7 +122,7 @@ class TrainStep:
                 self.loss, ", compiled with labels=False"
                 if self.loss == "mse" else ""))
         program._feed(values, names, "the training step")
-        program._session.run()
+        self.module.run_traced(program, self.trace)
         return float(program._session.get("loss"))
 
     @one_call_at_a_time
@@ -167,7 +170,7 @@ class TrainStep:
 
 def train_step(module, loss="mse", optimizer=None, *, labels=None,
                frozen=(), bucket_mb=None, recompute=(), ignore_index=-100,
-               reduction="mean", label_smoothing=0.0):
+               reduction="mean", label_smoothing=0.0, trace=None):
     """Compiles the training step of a compiled module (tp-autodiff: loss,
     every gradient, the optimizer's update).
 
@@ -187,6 +190,9 @@ def train_step(module, loss="mse", optimizer=None, *, labels=None,
     recompute: modules (named as model.named_modules() prints them, `*`
       for one part: "layers.*") whose activations the backward pass
       recomputes instead of keeping, as torch.utils.checkpoint around each.
+    trace: a file to write the steps' timeline to (tp-run --trace's Chrome
+      trace: kernels, GEMMs, collectives per rank; rewritten after each
+      step).
     """
     if not isinstance(module, CompiledModule):
         raise Error("train_step takes what tp.parallelize_module returned, "
@@ -219,4 +225,4 @@ def train_step(module, loss="mse", optimizer=None, *, labels=None,
         raise Error("ignore_index, reduction and label_smoothing go with "
                     "loss='cross_entropy'")
     return TrainStep(module, loss, optimizer, labels, list(frozen), bucket_mb,
-                     list(recompute), loss_options)
+                     list(recompute), loss_options, trace)

@@ -8,6 +8,7 @@
 #include "Fatal.h"
 #include "tprt/DType.h"
 #include "tprt/Program.h"
+#include "tprt/Trace.h"
 #include "tprt/Watchdog.h"
 #include "tprt/tprt.h"
 
@@ -43,9 +44,10 @@ static std::string siteName(int64_t site) {
 }
 
 template <typename Fn>
-static void collective(int64_t site, int64_t bytes, Fn fn) {
+static void collective(int64_t site, int64_t bytes, int64_t mask, Fn fn) {
   RankContext &ctx = context();
   auto start = std::chrono::steady_clock::now();
+  int64_t traceStart = ctx.trace ? traceClockNs() : 0;
   std::string name = siteName(site);
   markProgress(Activity::Collective, name.c_str());
   Status s = fn(*ctx.comm, name);
@@ -55,6 +57,9 @@ static void collective(int64_t site, int64_t bytes, Fn fn) {
     std::fflush(stderr);
     std::_Exit(1);
   }
+  if (ctx.trace)
+    ctx.trace->add({TraceEvent::Collective, int32_t(site), traceStart,
+                    traceClockNs() - traceStart, bytes, mask});
   if (ctx.stats && site >= 0 && site < int64_t(ctx.stats->size())) {
     SiteStats &st = (*ctx.stats)[site];
     ++st.calls;
@@ -69,7 +74,7 @@ extern "C" {
 
 void tprt_all_reduce(int64_t src, int64_t dst, int64_t count, int32_t dtype,
                      int32_t reduction, int64_t mask, int64_t site) {
-  collective(site, count * dtypeSize(dtype),
+  collective(site, count * dtypeSize(dtype), mask,
              [&](Communicator &c, const std::string &what) {
                return c.allReduce(reinterpret_cast<const void *>(src),
                                   reinterpret_cast<void *>(dst), count, dtype,
@@ -79,7 +84,7 @@ void tprt_all_reduce(int64_t src, int64_t dst, int64_t count, int32_t dtype,
 
 void tprt_all_gather(int64_t src, int64_t dst, int64_t outer, int64_t chunk,
                      int32_t dtype, int64_t mask, int64_t site) {
-  collective(site, outer * chunk * dtypeSize(dtype),
+  collective(site, outer * chunk * dtypeSize(dtype), mask,
              [&](Communicator &c, const std::string &what) {
                return c.allGather(reinterpret_cast<const void *>(src),
                                   reinterpret_cast<void *>(dst), outer, chunk,
@@ -91,7 +96,7 @@ void tprt_reduce_scatter(int64_t src, int64_t dst, int64_t outer,
                          int64_t chunk, int32_t dtype, int64_t mask,
                          int64_t site) {
   int64_t n = context().comm->groupSize(mask);
-  collective(site, outer * chunk * n * dtypeSize(dtype),
+  collective(site, outer * chunk * n * dtypeSize(dtype), mask,
              [&](Communicator &c, const std::string &what) {
                return c.reduceScatter(reinterpret_cast<const void *>(src),
                                       reinterpret_cast<void *>(dst), outer,
@@ -112,7 +117,7 @@ static int peerRank(int64_t mask, int64_t index, const std::string &what) {
 
 void tprt_send(int64_t src, int64_t count, int32_t dtype, int64_t mask,
                int64_t peer, int64_t site) {
-  collective(site, count * dtypeSize(dtype),
+  collective(site, count * dtypeSize(dtype), mask,
              [&](Communicator &c, const std::string &what) {
                return c.send(reinterpret_cast<const void *>(src), count, dtype,
                              peerRank(mask, peer, what), what);
@@ -121,7 +126,7 @@ void tprt_send(int64_t src, int64_t count, int32_t dtype, int64_t mask,
 
 void tprt_recv(int64_t dst, int64_t count, int32_t dtype, int64_t mask,
                int64_t peer, int64_t site) {
-  collective(site, count * dtypeSize(dtype),
+  collective(site, count * dtypeSize(dtype), mask,
              [&](Communicator &c, const std::string &what) {
                return c.recv(reinterpret_cast<void *>(dst), count, dtype,
                              peerRank(mask, peer, what), what);

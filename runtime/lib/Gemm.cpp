@@ -1,5 +1,6 @@
 //===- Gemm.cpp - the GEMMs generated code calls, on OpenBLAS -------------===//
 #include "tprt/Program.h"
+#include "tprt/Trace.h"
 #include "tprt/tprt.h"
 #include "tprt/Watchdog.h"
 
@@ -36,13 +37,21 @@ void tprt_sgemm_batched(int64_t a, int64_t b, int64_t c, int64_t batch,
 void tprt::recordGemms(int64_t m, int64_t n, int64_t k, int64_t count,
                        std::chrono::steady_clock::time_point start) {
   RankContext *ctx = currentRankContext();
-  if (!ctx || !ctx->gemms)
+  if (!ctx || (!ctx->gemms && !ctx->trace))
+    return;
+  auto now = std::chrono::steady_clock::now();
+  if (ctx->trace) {
+    // The trace's clock is another: the GEMM ended now on both.
+    int64_t ns =
+        std::chrono::duration_cast<std::chrono::nanoseconds>(now - start).count();
+    ctx->trace->add({TraceEvent::Gemm, int32_t(count), traceClockNs() - ns, ns,
+                     m, n, k});
+  }
+  if (!ctx->gemms)
     return;
   SiteStats &st = (*ctx->gemms)[{m, n, k}];
   st.calls += count;
-  st.seconds += std::chrono::duration<double>(
-                    std::chrono::steady_clock::now() - start)
-                    .count();
+  st.seconds += std::chrono::duration<double>(now - start).count();
 }
 
 void tprt::setGemmThreads(int threads) { openblas_set_num_threads(threads); }

@@ -234,6 +234,9 @@ Status ManifestParser::parse(const llvm::json::Object &root) {
   if (const llvm::json::Array *sites = root.getArray("collective_sites"))
     for (const llvm::json::Value &s : *sites)
       m.collectiveSites.push_back(s.getAsString().value_or("").str());
+  if (const llvm::json::Array *sites = root.getArray("kernel_sites"))
+    for (const llvm::json::Value &s : *sites)
+      m.kernelSites.push_back(s.getAsString().value_or("").str());
   if (const llvm::json::Array *masks = root.getArray("axis_masks"))
     for (const llvm::json::Value &v : *masks) {
       std::optional<int64_t> mask = v.getAsInteger();

@@ -9,6 +9,7 @@
 #include "ProgramMemory.h"
 #include "CachingAllocator.h"
 #include "tprt/Program.h"
+#include "tprt/Trace.h"
 #include "tprt/tprt.h"
 
 #ifdef TPRT_HAVE_CUDA
@@ -28,11 +29,18 @@ static thread_local bool gpuMemory = false;
 static thread_local int64_t liveBytes = 0, peakBytes = 0;
 static thread_local std::unordered_map<void *, int64_t> liveBlocks;
 
+/// With --trace: the bytes in use from now on, on the rank's counter track.
+static void traceLiveBytes() {
+  if (TraceRecorder *t = currentTrace())
+    t->add({TraceEvent::Memory, 0, traceClockNs(), 0, liveBytes});
+}
+
 static void *counted(void *block, size_t bytes) {
   int64_t rounded = int64_t((bytes + 63) / 64 * 64);
   liveBlocks[block] = rounded;
   liveBytes += rounded;
   peakBytes = std::max(peakBytes, liveBytes);
+  traceLiveBytes();
   return block;
 }
 
@@ -42,6 +50,7 @@ static void uncounted(void *block) {
     return;
   liveBytes -= it->second;
   liveBlocks.erase(it);
+  traceLiveBytes();
 }
 
 void tprt::resetTemporaryPeak() { peakBytes = liveBytes; }

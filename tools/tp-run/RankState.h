@@ -3,10 +3,12 @@
 #define TP_RUN_RANKSTATE_H
 
 #include "tprt/Program.h"
+#include "tprt/Trace.h"
 
 #include <array>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <vector>
 
 namespace tprt {
@@ -22,6 +24,8 @@ struct RankState {
   std::vector<double> stepSeconds;
   /// The most bytes of temporaries the program held at once in a step.
   int64_t peakTemporaries = 0;
+  /// With --trace: the rank's timeline.
+  std::unique_ptr<TraceRecorder> trace;
 };
 
 } // namespace tprt

@@ -161,6 +161,19 @@ cl::opt<bool> listCudaDevices(
     cl::desc("Print the CUDA devices (or why there are none) and exit: 0 "
              "when there is at least one"),
     cl::cat(category));
+cl::opt<std::string> traceFile(
+    "trace",
+    cl::desc("Write a timeline of every rank's steps to this file, in the "
+             "Chrome trace format Perfetto (ui.perfetto.dev) and "
+             "chrome://tracing open: each step, loop nest (by ONNX node), "
+             "GEMM (shape, GFLOP/s) and collective (bytes, time waiting for "
+             "peers and moving data), and the program's buffers in use"),
+    cl::value_desc("trace.json"), cl::cat(category));
+cl::opt<unsigned> traceEvents(
+    "trace-events",
+    cl::desc("With --trace: the events each rank keeps (reserved before "
+             "the first step; later ones are counted as dropped)"),
+    cl::init(1u << 18), cl::cat(category));
 cl::opt<bool> profile("profile",
                       cl::desc("Print per-step time and bytes per collective"),
                       cl::cat(category));
@@ -223,6 +236,8 @@ Status prepareRank(const Manifest &m, int rank,
   }
   st.results = makeResultBuffers(m, st.args, rank);
   st.stats.resize(m.collectiveSites.size());
+  if (!traceFile.empty())
+    st.trace = std::make_unique<TraceRecorder>(traceEvents);
   return Status::ok();
 }
 
@@ -253,7 +268,7 @@ int stepCount(const Manifest &m) {
 void runRank(const Program &program, Communicator &comm, const Manifest &m,
              RankState &st) {
   RankContext ctx{&comm, &m.collectiveSites, &st.stats,
-                  profile ? &st.gemms : nullptr};
+                  profile ? &st.gemms : nullptr, st.trace.get()};
   setRankContext(&ctx);
   watchRank(comm.rank());
   std::vector<void *> args, results;
@@ -284,7 +299,9 @@ void runRank(const Program &program, Communicator &comm, const Manifest &m,
       return;
     // CUDA: without copying the inputs and weights in and results out.
     resetTemporaryPeak();
+    int64_t stepStart = st.trace ? traceClockNs() : 0;
     st.stepSeconds.push_back(program.run(args, results));
+    traceStep(k + 1, stepStart);
     st.peakTemporaries = std::max(st.peakTemporaries, temporaryPeak());
     if (feedback.empty())
       continue;
@@ -391,6 +408,12 @@ int main(int argc, char **argv) {
   bool nccl = backend == "nccl";
   if (backend != "mpi" && backend != "threads" && !nccl)
     return fail("unknown --backend '" + backend + "' (threads, mpi or nccl)");
+  if (!traceFile.empty() && nccl)
+    return fail("--trace: not with --backend nccl yet (kernels run "
+                "asynchronously on the GPU; the threads and mpi backends "
+                "trace)");
+  if (traceFile.getNumOccurrences() && traceFile.empty())
+    return fail("--trace: give the file to write (trace.json)");
 #ifndef TPRT_HAVE_CUDA
   if (nccl)
     return fail("--backend nccl: this tp-run was built without the CUDA "
@@ -580,7 +603,11 @@ int main(int argc, char **argv) {
 #endif
   } else if (mpi) {
     std::string error;
-    auto comm = createMpiCommunicator(m.mesh, m.axisMasks, error);
+    // The trace's events go to rank 0 over the whole world.
+    std::vector<int64_t> masks = m.axisMasks;
+    if (!traceFile.empty())
+      masks.push_back(worldMask);
+    auto comm = createMpiCommunicator(m.mesh, masks, error);
     if (!comm)
       return finish(fail(error));
     comm->setTimeout(timeout);
@@ -589,6 +616,11 @@ int main(int argc, char **argv) {
                          s.message()));
     weights->release();
     runRank(*program, *comm, m, states[0]);
+    if (!traceFile.empty())
+      if (Status s = writeChromeTrace(traceFile, m, {states[0].trace.get()},
+                                      {worldRank}, comm.get());
+          !s)
+        return finish(fail("--trace " + traceFile + ": " + s.message()));
   } else {
     // The ranks share this machine's cores; so do their GEMMs.
     int cores = std::max(1u, std::thread::hardware_concurrency());
@@ -611,6 +643,17 @@ int main(int argc, char **argv) {
       });
     for (auto &t : threads)
       t.join();
+    if (!traceFile.empty()) {
+      std::vector<const TraceRecorder *> traces;
+      std::vector<int> order;
+      for (int r = 0; r < numRanks; ++r) {
+        traces.push_back(states[r].trace.get());
+        order.push_back(r);
+      }
+      if (Status s = writeChromeTrace(traceFile, m, traces, order, nullptr);
+          !s)
+        return finish(fail("--trace " + traceFile + ": " + s.message()));
+    }
   }
 
   // Assemble every output from the ranks' blocks (on rank 0 under MPI).

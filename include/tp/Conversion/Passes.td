@@ -203,6 +203,21 @@ def TPOutlineLoopNests : Pass<"tp-outline-loop-nests", "::mlir::ModuleOp"> {
                            "::mlir::scf::SCFDialect"];
 }
 
+def TPTraceKernelSites : Pass<"tp-trace-kernel-sites", "::mlir::ModuleOp"> {
+  let summary = "Number each loop nest's call for tp-run --trace";
+  let description = [{
+    Runs after tp-outline-loop-nests. Each call of an outlined loop nest
+    gets a site number and is bracketed by `tprt_kernel_begin(site)` and
+    `tprt_kernel_end(site)`: with tracing on, the runtime records the
+    nest's time under the site's name (its ONNX node, as --report names
+    places); off, each call tests a thread-local pointer. The names go to
+    the module attribute `tp.kernel_sites`, and from there to the
+    manifest's `kernel_sites`.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::func::FuncDialect"];
+}
+
 def TPLowerCollectives : Pass<"tp-lower-collectives", "::mlir::ModuleOp"> {
   let summary = "Lower shard collectives to calls into the tprt runtime";
   let description = [{

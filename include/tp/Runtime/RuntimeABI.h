@@ -8,6 +8,8 @@
 #ifndef TP_RUNTIME_RUNTIMEABI_H
 #define TP_RUNTIME_RUNTIMEABI_H
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Operation.h"
 #include "mlir/IR/Types.h"
 #include "tprt/tprt.h"
@@ -23,6 +25,9 @@ constexpr const char *kSendFn = "tprt_send";
 constexpr const char *kRecvFn = "tprt_recv";
 constexpr const char *kSgemmFn = "tprt_sgemm";
 constexpr const char *kSgemmBatchedFn = "tprt_sgemm_batched";
+/// Around each loop nest's call, for tp-run --trace (tprt/Trace.h).
+constexpr const char *kKernelBeginFn = "tprt_kernel_begin";
+constexpr const char *kKernelEndFn = "tprt_kernel_end";
 /// The CUDA target's entry points (tprt_cuda.h): device buffers, ordered
 /// after the kernels launched before them.
 constexpr const char *kCudaAllReduceFn = "tprt_cuda_all_reduce";
@@ -38,6 +43,11 @@ FailureOr<bool> isCudaTarget(StringRef target, Operation *op, StringRef pass);
 
 /// The tprt dtype code of an element type, if the runtime handles it.
 std::optional<int32_t> runtimeDType(Type elem);
+
+/// The private declaration of runtime function `name` in `module`, made on
+/// first use.
+func::FuncOp declareRuntimeFunction(ModuleOp module, StringRef name,
+                                    TypeRange args, TypeRange results = {});
 
 } // namespace mlir::tp
 

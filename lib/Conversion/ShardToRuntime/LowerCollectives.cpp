@@ -66,14 +66,7 @@ private:
 
 func::FuncOp CollectiveLowering::declare(StringRef name, TypeRange args,
                                          TypeRange results) {
-  if (auto f = module.lookupSymbol<func::FuncOp>(name))
-    return f;
-  OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToStart(module.getBody());
-  auto f = func::FuncOp::create(b, module.getLoc(), name,
-                                b.getFunctionType(args, results));
-  f.setPrivate();
-  return f;
+  return declareRuntimeFunction(module, name, args, results);
 }
 
 Value CollectiveLowering::pointerOf(Location loc, Value memref) {

@@ -53,14 +53,7 @@ struct TPLowerMatmulToBlasPass
     bool cuda = *cudaTarget;
     OpBuilder b(module.getContext());
     auto declare = [&](StringRef name, TypeRange args) {
-      if (auto f = module.lookupSymbol<func::FuncOp>(name))
-        return f;
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPointToStart(module.getBody());
-      auto f = func::FuncOp::create(b, module.getLoc(), name,
-                                    b.getFunctionType(args, {}));
-      f.setPrivate();
-      return f;
+      return declareRuntimeFunction(module, name, args);
     };
     SmallVector<std::pair<linalg::LinalgOp, int32_t>> matmuls;
     module.walk([&](linalg::LinalgOp op) {

@@ -60,8 +60,7 @@ struct TPOutlineLoopNestsPass
         auto yield = scf::YieldOp::create(rewriter, loop.getLoc());
         loop->moveBefore(yield);
         tp::cloneConstantsInto(rewriter, loop, block);
-        std::string name =
-            (func.getSymName() + "_loop" + Twine(count++)).str();
+        std::string name = tp::loopNestName(func, count++);
         func::CallOp call;
         auto outlined = outlineSingleBlockRegion(
             rewriter, loop.getLoc(), region.getRegion(), name, &call);

@@ -38,6 +38,22 @@ func::FuncOp tp::EquivalentFunctions::lookupOrAdd(func::FuncOp func) {
   return func;
 }
 
+static constexpr llvm::StringLiteral kLoopSuffix = "_loop";
+
+std::string tp::loopNestName(func::FuncOp func, int index) {
+  return (func.getSymName() + kLoopSuffix + Twine(index)).str();
+}
+
+bool tp::isOutlinedLoopNest(func::FuncOp func) {
+  StringRef name = func.getSymName();
+  size_t at = name.rfind(kLoopSuffix);
+  if (!func.isPrivate() || at == StringRef::npos)
+    return false;
+  StringRef number = name.drop_front(at + kLoopSuffix.size());
+  return !number.empty() &&
+         llvm::all_of(number, [](char c) { return c >= '0' && c <= '9'; });
+}
+
 void tp::keepOutOfLine(func::FuncOp func) {
   Builder b(func.getContext());
   func.setPrivate();

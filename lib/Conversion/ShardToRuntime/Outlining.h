@@ -31,6 +31,11 @@ private:
 /// of loops takes LLVM's loop passes minutes) nor export it.
 void keepOutOfLine(func::FuncOp func);
 
+/// The name of the `index`-th loop nest outlined from `func`, and whether
+/// a function is such a nest (tp-trace-kernel-sites brackets their calls).
+std::string loopNestName(func::FuncOp func, int index);
+bool isOutlinedLoopNest(func::FuncOp func);
+
 /// Constants that ops under `scope` read from outside it are cloned at the
 /// start of `block`. The outlined function then has them in its body instead
 /// of as arguments; and outlining, which redirects every use of a value it

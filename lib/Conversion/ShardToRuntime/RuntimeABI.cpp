@@ -32,3 +32,17 @@ std::optional<int32_t> mlir::tp::runtimeDType(Type t) {
     return TPRT_BOOL;
   return std::nullopt;
 }
+
+mlir::func::FuncOp mlir::tp::declareRuntimeFunction(ModuleOp module,
+                                                    StringRef name,
+                                                    TypeRange args,
+                                                    TypeRange results) {
+  if (auto f = module.lookupSymbol<func::FuncOp>(name))
+    return f;
+  OpBuilder b(module.getContext());
+  b.setInsertionPointToStart(module.getBody());
+  auto f = func::FuncOp::create(b, module.getLoc(), name,
+                                b.getFunctionType(args, results));
+  f.setPrivate();
+  return f;
+}

@@ -57,6 +57,8 @@ struct Manifest {
   Mesh mesh;
   std::vector<TensorSpec> arguments, results;
   std::vector<std::string> collectiveSites;
+  /// The loop nests' call sites, by ONNX node (tp-trace-kernel-sites).
+  std::vector<std::string> kernelSites;
   std::vector<int64_t> axisMasks;
   /// Initializers of the model file that are a weight transposed (a tied
   /// weight's copy made by the exporter's constant folding): copy ->

@@ -12,6 +12,8 @@
 
 namespace tprt {
 
+class TraceRecorder;
+
 /// Calls, bytes and time per collective site of one rank (--profile).
 struct SiteStats {
   int64_t calls = 0;
@@ -26,6 +28,8 @@ struct RankContext {
   std::vector<SiteStats> *stats = nullptr;
   /// With --profile: calls and time per GEMM shape {m, n, k} (bytes unused).
   std::map<std::array<int64_t, 3>, SiteStats> *gemms = nullptr;
+  /// With --trace: the rank's timeline (tprt/Trace.h).
+  TraceRecorder *trace = nullptr;
 };
 
 /// The calling thread's rank context (null outside a rank).

@@ -70,6 +70,11 @@ void tprt_sgemm(int64_t a, int64_t b, int64_t c, int64_t m, int64_t n,
 void tprt_sgemm_batched(int64_t a, int64_t b, int64_t c, int64_t batch,
                         int64_t m, int64_t n, int64_t k, int32_t trans);
 
+/* Around each loop nest's call (tp-trace-kernel-sites): with tp-run --trace
+ * the nest's time is recorded under kernel site `site`; otherwise nothing. */
+void tprt_kernel_begin(int64_t site);
+void tprt_kernel_end(int64_t site);
+
 /* This rank's index within its group along `axes_mask` (major axis first). */
 int64_t tprt_axis_index(int64_t axes_mask);
 

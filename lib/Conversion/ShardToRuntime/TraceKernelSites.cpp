@@ -1,0 +1,53 @@
+//===- TraceKernelSites.cpp - the tp-trace-kernel-sites pass --------------===//
+#include "tp/Conversion/Passes.h"
+#include "tp/Runtime/RuntimeABI.h"
+#include "tp/Sharding/ValueNames.h"
+#include "Outlining.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
+namespace mlir::tp {
+#define GEN_PASS_DEF_TPTRACEKERNELSITES
+#include "tp/Conversion/Passes.h.inc"
+} // namespace mlir::tp
+
+using namespace mlir;
+
+namespace {
+
+struct TPTraceKernelSitesPass
+    : tp::impl::TPTraceKernelSitesBase<TPTraceKernelSitesPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    OpBuilder b(module.getContext());
+    Type i64 = b.getI64Type();
+    SmallVector<func::CallOp> calls;
+    module.walk([&](func::CallOp call) {
+      auto callee = module.lookupSymbol<func::FuncOp>(call.getCallee());
+      if (callee && tp::isOutlinedLoopNest(callee))
+        calls.push_back(call);
+    });
+    if (calls.empty())
+      return;
+    func::FuncOp begin = tp::declareRuntimeFunction(module, tp::kKernelBeginFn, {i64});
+    func::FuncOp end = tp::declareRuntimeFunction(module, tp::kKernelEndFn, {i64});
+    SmallVector<Attribute> sites;
+    for (func::CallOp call : calls) {
+      // Named by its ONNX node, else by the nest's function.
+      std::string name = tp::onnxNodeName(call.getLoc());
+      if (name.empty())
+        name = call.getCallee().str();
+      Location loc = call.getLoc();
+      b.setInsertionPoint(call);
+      Value site = arith::ConstantIntOp::create(b, loc, i64, sites.size());
+      func::CallOp::create(b, loc, begin, site);
+      b.setInsertionPointAfter(call);
+      func::CallOp::create(b, loc, end, site);
+      sites.push_back(b.getStringAttr(name));
+    }
+    module->setAttr("tp.kernel_sites", b.getArrayAttr(sites));
+  }
+};
+
+} // namespace

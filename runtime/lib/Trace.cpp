@@ -1,0 +1,305 @@
+//===- Trace.cpp - recording a rank's timeline and writing it -------------===//
+#include "tprt/Trace.h"
+
+#include "tprt/AtomicFile.h"
+#include "tprt/Communicator.h"
+#include "tprt/Manifest.h"
+#include "tprt/Program.h"
+#include "tprt/tprt.h"
+
+
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <ctime>
+#include <map>
+
+using namespace tprt;
+
+int64_t tprt::traceClockNs() {
+  timespec t;
+  clock_gettime(CLOCK_REALTIME, &t);
+  return int64_t(t.tv_sec) * 1000000000 + t.tv_nsec;
+}
+
+TraceRecorder *tprt::currentTrace() {
+  RankContext *ctx = currentRankContext();
+  return ctx ? ctx->trace : nullptr;
+}
+
+void tprt::traceStep(int64_t step, int64_t startNs) {
+  if (TraceRecorder *t = currentTrace())
+    t->add({TraceEvent::Step, int32_t(step), startNs,
+            traceClockNs() - startNs});
+}
+
+// Loop nests do not nest: one start per rank thread is enough.
+static thread_local int64_t kernelStartNs = 0;
+
+extern "C" {
+
+void tprt_kernel_begin(int64_t) {
+  if (currentTrace())
+    kernelStartNs = traceClockNs();
+}
+
+void tprt_kernel_end(int64_t site) {
+  if (TraceRecorder *t = currentTrace())
+    t->add({TraceEvent::Kernel, int32_t(site), kernelStartNs,
+            traceClockNs() - kernelStartNs});
+}
+
+} // extern "C"
+
+namespace {
+
+// Threads of work in each rank's process.
+enum Track { ProgramTrack = 1, CommunicationTrack = 2 };
+
+/// The event's per-call figures that need every rank: for a collective,
+/// how long this rank waited for its group's last member and how long the
+/// data took after that.
+struct CollectiveTiming {
+  double waitUs = -1, moveUs = -1;
+};
+
+std::string siteName(const std::vector<std::string> &sites, int64_t id,
+                     const char *fallback) {
+  return id >= 0 && id < int64_t(sites.size()) ? sites[id]
+                                                : fallback + std::to_string(id);
+}
+
+bool pointToPoint(const std::string &name) {
+  return name.rfind("send", 0) == 0 || name.rfind("recv", 0) == 0;
+}
+
+std::string axesOf(const Mesh &mesh, int64_t mask) {
+  std::string axes;
+  for (size_t a = 0; a < mesh.names.size(); ++a)
+    if (mask & (int64_t(1) << a))
+      axes += (axes.empty() ? "" : ",") + mesh.names[a];
+  return axes;
+}
+
+/// Per rank and event index, the timing of each collective call: the
+/// k-th call of a site on a rank meets the k-th call of the same site on
+/// every member of its group.
+std::vector<std::vector<CollectiveTiming>>
+collectiveTimings(const Manifest &m,
+                  const std::vector<const TraceRecorder *> &ranks,
+                  const std::vector<int> &worldRanks) {
+  // (world rank, site) -> the indices of its calls, in order.
+  std::map<std::pair<int, int32_t>, std::vector<size_t>> calls;
+  std::map<int, size_t> slot;
+  for (size_t r = 0; r < ranks.size(); ++r) {
+    slot[worldRanks[r]] = r;
+    for (size_t i = 0; i < ranks[r]->events.size(); ++i)
+      if (ranks[r]->events[i].kind == TraceEvent::Collective)
+        calls[{worldRanks[r], ranks[r]->events[i].id}].push_back(i);
+  }
+  std::vector<std::vector<CollectiveTiming>> timings(ranks.size());
+  for (size_t r = 0; r < ranks.size(); ++r) {
+    timings[r].resize(ranks[r]->events.size());
+    std::map<int32_t, size_t> seen;
+    for (size_t i = 0; i < ranks[r]->events.size(); ++i) {
+      const TraceEvent &e = ranks[r]->events[i];
+      if (e.kind != TraceEvent::Collective ||
+          pointToPoint(siteName(m.collectiveSites, e.id, "")))
+        continue;
+      size_t k = seen[e.id]++;
+      int64_t lastArrival = e.startNs;
+      bool complete = true;
+      for (int member : m.mesh.group(worldRanks[r], e.b)) {
+        auto it = calls.find({member, e.id});
+        auto s = slot.find(member);
+        if (it == calls.end() || s == slot.end() || k >= it->second.size()) {
+          complete = false;
+          break;
+        }
+        lastArrival = std::max(
+            lastArrival, ranks[s->second]->events[it->second[k]].startNs);
+      }
+      if (!complete)
+        continue;
+      int64_t end = e.startNs + e.durationNs;
+      timings[r][i].waitUs = double(std::min(lastArrival, end) - e.startNs) / 1e3;
+      timings[r][i].moveUs = double(end - std::min(lastArrival, end)) / 1e3;
+    }
+  }
+  return timings;
+}
+
+} // namespace
+
+std::string tprt::chromeTrace(const Manifest &m,
+                              const std::vector<const TraceRecorder *> &ranks,
+                              const std::vector<int> &worldRanks) {
+  int64_t origin = INT64_MAX;
+  int64_t dropped = 0;
+  for (const TraceRecorder *r : ranks) {
+    for (const TraceEvent &e : r->events)
+      origin = std::min(origin, e.startNs);
+    dropped += r->dropped;
+  }
+  if (origin == INT64_MAX)
+    origin = 0;
+  auto timings = collectiveTimings(m, ranks, worldRanks);
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  llvm::json::OStream j(os);
+  // Microseconds with the nanoseconds as 3 decimals (a double would print
+  // 17 digits).
+  auto us = [&](const char *key, int64_t ns) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%lld.%03lld", (long long)(ns / 1000),
+                  (long long)(ns % 1000));
+    j.attributeBegin(key);
+    j.rawValue(text);
+    j.attributeEnd();
+  };
+  j.object([&] {
+    j.attributeArray("traceEvents", [&] {
+      for (size_t r = 0; r < ranks.size(); ++r) {
+        int pid = worldRanks[r];
+        auto meta = [&](const char *what, int tid, const char *key,
+                        llvm::json::Value value) {
+          j.object([&] {
+            j.attribute("name", what);
+            j.attribute("ph", "M");
+            j.attribute("pid", pid);
+            j.attribute("tid", tid);
+            j.attributeObject("args", [&] { j.attribute(key, value); });
+          });
+        };
+        meta("process_name", 0, "name", "rank " + std::to_string(pid));
+        meta("process_sort_index", 0, "sort_index", pid);
+        meta("thread_name", ProgramTrack, "name",
+             "program (steps, kernels, GEMMs)");
+        meta("thread_name", CommunicationTrack, "name",
+             "collectives, send / recv");
+        for (size_t i = 0; i < ranks[r]->events.size(); ++i) {
+          const TraceEvent &e = ranks[r]->events[i];
+          if (e.kind == TraceEvent::Memory) {
+            j.object([&] {
+              j.attribute("name", "program buffers in use");
+              j.attribute("ph", "C");
+              us("ts", e.startNs - origin);
+              j.attribute("pid", pid);
+              j.attribute("tid", 0);
+              j.attributeObject("args", [&] { j.attribute("bytes", e.a); });
+            });
+            continue;
+          }
+          j.object([&] {
+            int tid = ProgramTrack;
+            switch (e.kind) {
+            case TraceEvent::Step:
+              j.attribute("name", "step " + std::to_string(e.id));
+              j.attribute("cat", "step");
+              break;
+            case TraceEvent::Gemm:
+              j.attribute("name", "GEMM " + std::to_string(e.a) + "x" +
+                                      std::to_string(e.b) + "x" +
+                                      std::to_string(e.c));
+              j.attribute("cat", "gemm");
+              break;
+            case TraceEvent::Kernel:
+              j.attribute("name", siteName(m.kernelSites, e.id, "kernel "));
+              j.attribute("cat", "kernel");
+              break;
+            case TraceEvent::Collective:
+              j.attribute("name", siteName(m.collectiveSites, e.id, "site "));
+              j.attribute("cat", "collective");
+              tid = CommunicationTrack;
+              break;
+            case TraceEvent::Memory:
+              break;
+            }
+            j.attribute("ph", "X");
+            us("ts", e.startNs - origin);
+            us("dur", e.durationNs);
+            j.attribute("pid", pid);
+            j.attribute("tid", tid);
+            if (e.kind == TraceEvent::Gemm) {
+              double flops = 2.0 * double(e.a) * double(e.b) * double(e.c) *
+                             double(std::max<int32_t>(e.id, 1));
+              j.attributeObject("args", [&] {
+                j.attribute("m", e.a);
+                j.attribute("n", e.b);
+                j.attribute("k", e.c);
+                j.attribute("count", e.id);
+                if (e.durationNs > 0)
+                  j.attribute("GFLOP/s", flops / double(e.durationNs));
+              });
+            } else if (e.kind == TraceEvent::Collective) {
+              j.attributeObject("args", [&] {
+                j.attribute("site", e.id);
+                j.attribute("bytes", e.a);
+                j.attribute("axes", axesOf(m.mesh, e.b));
+                if (timings[r][i].waitUs >= 0) {
+                  j.attribute("waiting_for_peers_us", timings[r][i].waitUs);
+                  j.attribute("moving_data_us", timings[r][i].moveUs);
+                }
+              });
+            } else if (e.kind == TraceEvent::Kernel) {
+              j.attributeObject("args", [&] { j.attribute("site", e.id); });
+            }
+          });
+        }
+      }
+    });
+    j.attribute("displayTimeUnit", "ms");
+    j.attributeObject("otherData", [&] {
+      j.attribute("program", m.dir);
+      j.attribute("mesh", m.mesh.describe());
+      j.attribute("dropped_events", dropped);
+    });
+  });
+  os.flush();
+  return text;
+}
+
+Status tprt::writeChromeTrace(const std::string &path, const Manifest &m,
+                              const std::vector<const TraceRecorder *> &ranks,
+                              const std::vector<int> &worldRanks,
+                              Communicator *gatherOver) {
+  if (!gatherOver)
+    return writeFileAtomically(path, chromeTrace(m, ranks, worldRanks));
+  // One rank per process: every rank's events go to rank 0, as bytes (the
+  // events are plain data), after their sizes.
+  Communicator &c = *gatherOver;
+  int64_t world = (int64_t(1) << m.mesh.names.size()) - 1;
+  const TraceRecorder &mine = *ranks.front();
+  int64_t bytes = int64_t(mine.events.size() * sizeof(TraceEvent));
+  std::vector<int64_t> sizes(m.mesh.numRanks());
+  if (Status s = c.allGather(&bytes, sizes.data(), 1, 1, TPRT_I64, world,
+                             "gathering the trace's sizes");
+      !s)
+    return s;
+  int64_t total = 0;
+  for (int64_t n : sizes)
+    total += n;
+  std::vector<char> all(size_t(total) + 1);
+  if (Status s = c.allGatherV(mine.events.data(), all.data(), sizes, TPRT_I8,
+                              world, "gathering the trace's events");
+      !s)
+    return s;
+  if (c.rank() != 0)
+    return Status::ok();
+  std::vector<TraceRecorder> gathered(sizes.size(), TraceRecorder(0));
+  std::vector<const TraceRecorder *> pointers;
+  std::vector<int> order;
+  size_t at = 0;
+  for (size_t r = 0; r < sizes.size(); ++r) {
+    gathered[r].events.resize(size_t(sizes[r]) / sizeof(TraceEvent));
+    std::memcpy(gathered[r].events.data(), all.data() + at, size_t(sizes[r]));
+    at += size_t(sizes[r]);
+    pointers.push_back(&gathered[r]);
+    order.push_back(int(r));
+  }
+  gathered[0].dropped = mine.dropped;
+  return writeFileAtomically(path, chromeTrace(m, pointers, order));
+}

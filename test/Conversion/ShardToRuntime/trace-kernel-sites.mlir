@@ -1,0 +1,45 @@
+// tp-trace-kernel-sites: every call of an outlined loop nest (a private
+// `<function>_loop<N>`) gets a site number and is bracketed by
+// tprt_kernel_begin / tprt_kernel_end; the sites are named by the call's
+// ONNX node (the first of a fused location) in the module attribute
+// tp.kernel_sites, which the manifest's kernel_sites copies for tp-run
+// --trace. Other calls are left alone.
+// RUN: tp-opt %s --tp-trace-kernel-sites | FileCheck %s
+
+// CHECK: module attributes {tp.kernel_sites = ["/act/Relu", "/fc1/Gemm"]}
+// CHECK-DAG: func.func private @tprt_kernel_begin(i64)
+// CHECK-DAG: func.func private @tprt_kernel_end(i64)
+// CHECK-LABEL: func.func @step
+// CHECK: %[[S0:.*]] = arith.constant 0 : i64
+// CHECK-NEXT: call @tprt_kernel_begin(%[[S0]])
+// CHECK-NEXT: call @step_loop0(%arg0)
+// CHECK-NEXT: call @tprt_kernel_end(%[[S0]])
+// CHECK-NEXT: call @helper(%arg0)
+// CHECK-NEXT: %[[S1:.*]] = arith.constant 1 : i64
+// CHECK-NEXT: call @tprt_kernel_begin(%[[S1]])
+// CHECK-NEXT: call @step_loop0(%arg0)
+// CHECK-NEXT: call @tprt_kernel_end(%[[S1]])
+// CHECK-NEXT: return
+func.func private @step_loop0(%a: memref<8xf32>) attributes {no_inline} {
+  return
+}
+func.func private @helper(%a: memref<8xf32>) {
+  return
+}
+func.func @step(%a: memref<8xf32>) {
+  call @step_loop0(%a) : (memref<8xf32>) -> () loc("/act/Relu")
+  call @helper(%a) : (memref<8xf32>) -> ()
+  call @step_loop0(%a) : (memref<8xf32>) -> () loc(fused["/fc1/Gemm", "/fc1/Add"])
+  return
+}
+
+// -----
+
+// Without loop nests: nothing is declared and no attribute is set.
+// RUN: tp-opt %s -split-input-file --tp-trace-kernel-sites | FileCheck %s --check-prefix=NONE
+// NONE-LABEL: module {
+// NONE-NOT: tprt_kernel
+// NONE-LABEL: func.func @no_nests
+func.func @no_nests(%a: memref<8xf32>) {
+  return
+}

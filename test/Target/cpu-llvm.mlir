@@ -27,18 +27,27 @@
 // The free releases the pointer aligned_alloc returned, which is also what
 // the loop nests take (tp-fold-descriptor-reads reads both back from the
 // buffer's descriptor, whose chain is then gone).
+// Each nest's call is bracketed by tp-run --trace's hooks
+// (tp-trace-kernel-sites), a site per call.
 // CHECK-NOT: llvm.insertvalue
 // CHECK: %[[H:.*]] = llvm.call @_mlir_memref_to_llvm_aligned_alloc(
+// CHECK-NEXT: llvm.call @tprt_kernel_begin(%[[S0:.*]])
 // CHECK-NEXT: llvm.call @two_layers_loop0(%[[H]])
+// CHECK-NEXT: llvm.call @tprt_kernel_end(%[[S0]])
 // CHECK: llvm.call @tprt_sgemm(
 // CHECK: %[[R:.*]] = llvm.call @_mlir_memref_to_llvm_aligned_alloc(
+// CHECK-NEXT: llvm.call @tprt_kernel_begin(
 // CHECK-NEXT: llvm.call @two_layers_loop1(%[[H]], %[[R]])
+// CHECK-NEXT: llvm.call @tprt_kernel_end(
 // CHECK-NEXT: llvm.call @_mlir_memref_to_llvm_free(%[[H]])
 // CHECK: %[[O:.*]] = llvm.call @_mlir_memref_to_llvm_aligned_alloc(
+// CHECK-NEXT: llvm.call @tprt_kernel_begin(
 // CHECK-NEXT: llvm.call @two_layers_loop0(%[[O]])
+// CHECK-NEXT: llvm.call @tprt_kernel_end(
 // CHECK: llvm.call @tprt_sgemm(
 // CHECK-NEXT: llvm.call @_mlir_memref_to_llvm_free(%[[R]])
 // CHECK: llvm.call @two_layers_loop1(%[[O]],
+// CHECK-NEXT: llvm.call @tprt_kernel_end(
 // CHECK-NEXT: llvm.call @_mlir_memref_to_llvm_free(%[[O]])
 func.func @two_layers(%x: tensor<8x64xf32>, %w: tensor<64x64xf32>) -> tensor<8x64xf32> {
   %0 = tp.matmul %x, %w : tensor<8x64xf32>, tensor<64x64xf32> -> tensor<8x64xf32>

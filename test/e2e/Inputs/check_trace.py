@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Checks a tp-run --trace file against the Chrome trace event format.
 
-usage: check_trace.py <trace.json> <ranks> <steps>
+usage: check_trace.py <trace.json> <ranks> <steps> [<profile.txt>]
 
 Checks: the file is JSON with a traceEvents list; every event has name, ph,
 pid and tid; complete events (ph X) have ts and dur >= 0, counters (ph C)
@@ -9,9 +9,12 @@ ts and args; the pids are exactly the ranks 0..N-1, each named; on every
 (pid, tid) the complete events nest (two either are disjoint or one holds
 the other); each rank has `steps` step spans holding its kernels and GEMMs;
 a collective site (not send / recv) is called as often, with the same bytes,
-on every rank that calls it. Prints what it counted and exits 1 on any
-failure.
+on every rank that calls it. With the output of the same run's --profile:
+rank 0's calls, bytes and time per collective site and per GEMM shape are
+the profile's (times within 10% or 20 us: two clocks read around the same
+call). Prints what it counted and exits 1 on any failure.
 """
+import re
 import collections
 import json
 import sys
@@ -88,6 +91,36 @@ for site, made in sorted(calls.items()):
     if not all("waiting_for_peers_us" in e["args"] for e in events
                if e.get("cat") == "collective" and e["args"]["site"] == site):
         problems.append("%s: a call without its wait / move split" % name)
+
+if len(sys.argv) > 4:
+    text = open(sys.argv[4]).read()
+    rank0 = [e for e in events if e["pid"] == 0 and e["ph"] == "X"]
+
+    def close(a_ms, b_ms):
+        return abs(a_ms - b_ms) <= max(0.1 * max(a_ms, b_ms), 0.02)
+    compared = 0
+    for m in re.finditer(r"^  (.+?)\s+(\d+) call\(s\)\s+(\d+) bytes/rank\s+([0-9.]+) ms",
+                         text, re.M):
+        name, n, total, ms = m.group(1), int(m.group(2)), int(m.group(3)), float(m.group(4))
+        mine = [e for e in rank0 if e.get("cat") == "collective" and e["name"] == name]
+        got = (len(mine), sum(e["args"]["bytes"] for e in mine),
+               sum(e["dur"] for e in mine) / 1e3)
+        if got[:2] != (n, total) or not close(got[2], ms):
+            problems.append("%s: the profile says %d calls, %d bytes, %.3f ms; the "
+                            "trace %d, %d, %.3f" % ((name, n, total, ms) + got))
+        compared += 1
+    for m in re.finditer(r"^  gemm (\d+)x(\d+)x(\d+) \(m x n x k\)\s+(\d+) call\(s\)\s+"
+                         r"([0-9.]+) ms", text, re.M):
+        shape = tuple(int(v) for v in m.group(1, 2, 3))
+        n, ms = int(m.group(4)), float(m.group(5))
+        mine = [e for e in rank0 if e.get("cat") == "gemm" and
+                (e["args"]["m"], e["args"]["n"], e["args"]["k"]) == shape]
+        got = (sum(e["args"]["count"] for e in mine), sum(e["dur"] for e in mine) / 1e3)
+        if got[0] != n or not close(got[1], ms):
+            problems.append("GEMM %s: the profile says %d calls, %.3f ms; the trace "
+                            "%d, %.3f" % ((shape, n, ms) + got))
+        compared += 1
+    print("profile lines compared with the trace: %d" % compared)
 
 print("%d ranks, %d steps each: %d kernel, %d GEMM, %d collective events"
       % (ranks, steps, counts["kernel"], counts["gemm"], counts["collective"]))

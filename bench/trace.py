@@ -18,7 +18,6 @@ import os
 import re
 import sys
 
-import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -38,15 +37,8 @@ def main():
     args = parse_args()
     tp_compile = os.path.join(args.tp_bin, "tp-compile")
     tp_run = os.path.join(args.tp_bin, "tp-run")
-    os.makedirs(args.workdir, exist_ok=True)
+    model, x_path, _ = transformer.prepare(args, log)
     L, D, H, F, B, S = args.layers, args.hidden, args.heads, args.ffn, args.batch, args.seq
-    tag = f"l{L}_d{D}_h{H}_f{F}_b{B}_s{S}"
-    model = transformer.model_path(args.workdir, tag)
-    if not os.path.exists(model):
-        log(f"writing {model}")
-        transformer.write_onnx(model, transformer.weights(L, D, F), L, B, S, D, H, args.workdir)
-    x_path = os.path.join(args.workdir, f"x_{tag}.npy")
-    np.save(x_path, np.random.default_rng(1).standard_normal((B, S, D)).astype(np.float32))
     builds = [("1 rank", []),
               ("tp=2 (Megatron plan)", ["--mesh", "tp=2", "--plan-entry",
                                         transformer.MEGATRON_PLAN])]

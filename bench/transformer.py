@@ -38,6 +38,23 @@ def add_model_arguments(parser, repeat):
     parser.add_argument("--repeat", type=int, default=repeat)
 
 
+def prepare(args, log=None):
+    """The bench model of `args` (written on first use) and an input batch:
+    (model path, x.npy path, tag)."""
+    import numpy as np
+    L, D, H, F, B, S = args.layers, args.hidden, args.heads, args.ffn, args.batch, args.seq
+    os.makedirs(args.workdir, exist_ok=True)
+    tag = f"l{L}_d{D}_h{H}_f{F}_b{B}_s{S}"
+    model = model_path(args.workdir, tag)
+    if not os.path.exists(model):
+        if log:
+            log(f"writing {model}")
+        write_onnx(model, weights(L, D, F), L, B, S, D, H, args.workdir)
+    x_path = os.path.join(args.workdir, f"x_{tag}.npy")
+    np.save(x_path, np.random.default_rng(1).standard_normal((B, S, D)).astype(np.float32))
+    return model, x_path, tag
+
+
 def model_path(workdir, tag):
     """Where the bench writes the ONNX file of a configuration; v2: scalars
     are Constant nodes (v1 stored them as initializers, which tp trains)."""

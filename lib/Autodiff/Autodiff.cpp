@@ -2,6 +2,7 @@
 #include "tp/Autodiff/Autodiff.h"
 #include "tp/Dialect/TP/IR/TPOps.h"
 #include "tp/Import/ModuleTree.h"
+#include "tp/Sharding/ValueNames.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/IRMapping.h"
@@ -233,7 +234,8 @@ struct TPAutodiffPass : tp::impl::TPAutodiffBase<TPAutodiffPass> {
     Value lossValue, seed;
     // The loss's ops (and the collectives they need) are named after it.
     Location funcLoc = loc;
-    loc = NameLoc::get(b.getStringAttr(loss + " loss"), funcLoc);
+    loc = tagLocation(NameLoc::get(b.getStringAttr(loss + " loss"), funcLoc),
+                      "loss");
     auto constant = [&](RankedTensorType t, double v) -> Value {
       return ConstantOp::create(
           b, loc,
@@ -297,7 +299,9 @@ struct TPAutodiffPass : tp::impl::TPAutodiffBase<TPAutodiffPass> {
       Value sum = g;
       Operation *def = v.getDefiningOp();
       if (Value previous = grads.lookup(v))
-        sum = AddOp::create(b, def ? def->getLoc() : v.getLoc(), previous, g);
+        sum = AddOp::create(
+            b, tagLocation(def ? def->getLoc() : v.getLoc(), "backward"),
+            previous, g);
       grads[v] = sum;
     };
     accumulate(output, seed);
@@ -337,7 +341,9 @@ struct TPAutodiffPass : tp::impl::TPAutodiffBase<TPAutodiffPass> {
 
     // Results: loss, gradients, updated weights, new optimizer state.
     b.setInsertionPointToEnd(entry);
-    loc = NameLoc::get(b.getStringAttr("optimizer " + optimizer), funcLoc);
+    loc = tagLocation(
+        NameLoc::get(b.getStringAttr("optimizer " + optimizer), funcLoc),
+        "update");
     SmallVector<Value> results = {lossValue};
     SmallVector<DictionaryAttr> resultAttrs = {b.getDictionaryAttr(
         b.getNamedAttr("tp.output", b.getStringAttr("loss")))};

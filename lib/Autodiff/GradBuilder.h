@@ -11,6 +11,7 @@
 #include "tp/Autodiff/Autodiff.h"
 #include "tp/Dialect/TP/IR/TPOps.h"
 #include "tp/Dialect/TP/IR/TPShapes.h"
+#include "tp/Sharding/ValueNames.h"
 
 namespace mlir::tp {
 
@@ -100,7 +101,7 @@ struct VJPModel
     : public VJPOpInterface::ExternalModel<VJPModel<OpTy, rule>, OpTy> {
   LogicalResult buildVJP(Operation *op, OpBuilder &b, Value g,
                          SmallVectorImpl<Value> &grads) const {
-    Grad gb{b, op->getLoc()};
+    Grad gb{b, tagLocation(op->getLoc(), "backward")};
     return rule(op, gb, g, grads);
   }
 };

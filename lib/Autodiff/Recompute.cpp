@@ -14,6 +14,7 @@
 #include "StepOrder.h"
 #include "tp/Autodiff/Autodiff.h"
 #include "tp/Dialect/TP/IR/TPOps.h"
+#include "tp/Sharding/ValueNames.h"
 #include "tp/Import/ModuleTree.h"
 #include "tp/Plan/Plan.h"
 
@@ -139,8 +140,12 @@ LogicalResult tp::recomputeCheckpointedModules(
     OpBuilder b(firstReader);
     IRMapping map;
     for (Operation *op : region)
-      if (needed.contains(op))
-        b.clone(*op, map)->setAttr("tp.recomputed", UnitAttr::get(ctx));
+      if (needed.contains(op)) {
+        Operation *clone = b.clone(*op, map);
+        clone->setAttr("tp.recomputed", UnitAttr::get(ctx));
+        // tp-run --trace shows the recomputation as a phase of its own.
+        clone->setLoc(tagLocation(op->getLoc(), "recompute"));
+      }
     for (Operation *op : region) {
       if (!needed.contains(op))
         continue;

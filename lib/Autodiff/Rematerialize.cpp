@@ -16,6 +16,7 @@
 #include "StepOrder.h"
 #include "tp/Autodiff/Autodiff.h"
 #include "tp/Dialect/TP/IR/TPOps.h"
+#include "tp/Sharding/ValueNames.h"
 
 #include "mlir/IR/IRMapping.h"
 
@@ -114,6 +115,8 @@ void tp::rematerializeElementwise(func::FuncOp step,
       clones.map(u, cloneOf(b, u));
     Operation *clone = b.clone(*op, clones);
     clone->setAttr("tp.rematerialized", UnitAttr::get(ctx));
+    // It runs in the backward pass (tp-run --trace's phases).
+    clone->setLoc(tagLocation(op->getLoc(), "backward"));
     return clone->getResult(0);
   };
   for (Root &root : roots) {

@@ -243,6 +243,10 @@ FailureOr<func::FuncOp> StageSplitter::buildStage(int64_t s,
       for (Value v : op->getOperands())
         operands.map(v, operand(v));
       copy = b.clone(*op, operands);
+      // tp-run --trace shows each microbatch's work as a span.
+      if (at != kShared && microbatches > 1)
+        copy->setLoc(tagLocation(op->getLoc(),
+                                 "microbatch " + std::to_string(at)));
     }
     for (auto [r, c] : llvm::zip(op->getResults(), copy->getResults()))
       map.map(r, c);

@@ -18,6 +18,52 @@ std::string tp::onnxNodeName(Location loc) {
   return "";
 }
 
+Location tp::tagLocation(Location loc, StringRef tag) {
+  MLIRContext *ctx = loc.getContext();
+  // A NameLoc stays outermost, with the tag on its child: whatever reads
+  // an op's ONNX node from its NameLoc reads it as before.
+  if (auto name = dyn_cast<NameLoc>(loc))
+    return NameLoc::get(name.getName(),
+                        FusedLoc::get(ctx, {name.getChildLoc()},
+                                      StringAttr::get(ctx, tag)));
+  return FusedLoc::get(ctx, {loc}, StringAttr::get(ctx, tag));
+}
+
+/// The tags of `loc`'s FusedLocs, outermost first.
+static void collectTags(Location loc, SmallVectorImpl<StringRef> &tags) {
+  if (auto fused = dyn_cast<FusedLoc>(loc)) {
+    if (auto tag = dyn_cast_if_present<StringAttr>(fused.getMetadata()))
+      tags.push_back(tag.getValue());
+    for (Location l : fused.getLocations())
+      collectTags(l, tags);
+  } else if (auto name = dyn_cast<NameLoc>(loc)) {
+    collectTags(name.getChildLoc(), tags);
+  }
+}
+
+std::string tp::stepPhase(Location loc) {
+  SmallVector<StringRef> tags;
+  collectTags(loc, tags);
+  // A fused kernel is in the latest phase of its parts: an update fused
+  // with the end of its gradient is the update.
+  for (StringRef phase : {StringRef("update"), StringRef("backward"),
+                          StringRef("recompute"), StringRef("loss")})
+    if (llvm::is_contained(tags, phase))
+      return phase.str();
+  return "forward";
+}
+
+int64_t tp::microbatchOf(Location loc) {
+  SmallVector<StringRef> tags;
+  collectTags(loc, tags);
+  for (StringRef tag : tags) {
+    int64_t i;
+    if (tag.consume_front("microbatch ") && !tag.getAsInteger(10, i))
+      return i;
+  }
+  return -1;
+}
+
 std::string tp::describeValue(Value v) {
   if (auto arg = dyn_cast<BlockArgument>(v)) {
     auto func = dyn_cast<FunctionOpInterface>(arg.getOwner()->getParentOp());

@@ -234,6 +234,14 @@ FailureOr<Manifest> tp::buildManifest(ModuleOp module, func::FuncOp func,
   if (auto sites = module->getAttrOfType<ArrayAttr>("tp.collective_sites"))
     for (Attribute s : sites)
       collectives.push_back(cast<StringAttr>(s).str());
+  llvm::json::Array collectivePhases, collectiveMicrobatches;
+  if (auto phases = module->getAttrOfType<ArrayAttr>("tp.collective_phases"))
+    for (Attribute p : phases)
+      collectivePhases.push_back(cast<StringAttr>(p).str());
+  if (auto mbs =
+          module->getAttrOfType<DenseI64ArrayAttr>("tp.collective_microbatches"))
+    for (int64_t m : mbs.asArrayRef())
+      collectiveMicrobatches.push_back(m);
   llvm::json::Array masks;
   if (auto m = module->getAttrOfType<ArrayAttr>("tp.axis_masks"))
     for (Attribute a : m)
@@ -262,6 +270,8 @@ FailureOr<Manifest> tp::buildManifest(ModuleOp module, func::FuncOp func,
                                     module->hasAttr("tp.untie_merged")}}},
       {"mesh", std::move(mesh)},
       {"collective_sites", std::move(collectives)},
+      {"collective_phases", std::move(collectivePhases)},
+      {"collective_microbatches", std::move(collectiveMicrobatches)},
       {"axis_masks", std::move(masks)}};
   if (auto p = module->getAttrOfType<DictionaryAttr>("tp.pipeline"))
     manifest.fields["pipeline"] = llvm::json::Object{

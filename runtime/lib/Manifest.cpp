@@ -234,9 +234,21 @@ Status ManifestParser::parse(const llvm::json::Object &root) {
   if (const llvm::json::Array *sites = root.getArray("collective_sites"))
     for (const llvm::json::Value &s : *sites)
       m.collectiveSites.push_back(s.getAsString().value_or("").str());
-  if (const llvm::json::Array *sites = root.getArray("kernel_sites"))
-    for (const llvm::json::Value &s : *sites)
-      m.kernelSites.push_back(s.getAsString().value_or("").str());
+  auto strings = [&](const char *key, std::vector<std::string> &out) {
+    if (const llvm::json::Array *a = root.getArray(key))
+      for (const llvm::json::Value &s : *a)
+        out.push_back(s.getAsString().value_or("").str());
+  };
+  auto integers = [&](const char *key, std::vector<int64_t> &out) {
+    if (const llvm::json::Array *a = root.getArray(key))
+      for (const llvm::json::Value &v : *a)
+        out.push_back(v.getAsInteger().value_or(-1));
+  };
+  strings("kernel_sites", m.kernelSites);
+  strings("kernel_phases", m.kernelPhases);
+  strings("collective_phases", m.collectivePhases);
+  integers("kernel_microbatches", m.kernelMicrobatches);
+  integers("collective_microbatches", m.collectiveMicrobatches);
   if (const llvm::json::Array *masks = root.getArray("axis_masks"))
     for (const llvm::json::Value &v : *masks) {
       std::optional<int64_t> mask = v.getAsInteger();

@@ -16,6 +16,7 @@
 #include <cstring>
 #include <ctime>
 #include <map>
+#include <optional>
 
 using namespace tprt;
 
@@ -132,6 +133,101 @@ collectiveTimings(const Manifest &m,
   return timings;
 }
 
+/// A span enclosing events of one rank: a step's phases (forward, loss,
+/// backward, update) and a pipeline stage's microbatches.
+struct Span {
+  std::string name, category;
+  int64_t startNs, endNs;
+};
+
+/// Within each step, the runs of kernels of one phase (and microbatch), as
+/// the sites say; a GEMM, which has no site, belongs to the run around it.
+std::vector<Span> phaseSpans(const Manifest &m, const TraceRecorder &r) {
+  std::vector<Span> spans;
+  if (m.kernelPhases.empty())
+    return spans;
+  std::vector<const TraceEvent *> work, steps;
+  for (const TraceEvent &e : r.events) {
+    if (e.kind == TraceEvent::Step)
+      steps.push_back(&e);
+    else if (e.kind == TraceEvent::Kernel || e.kind == TraceEvent::Gemm)
+      work.push_back(&e);
+  }
+  std::sort(work.begin(), work.end(),
+            [](const TraceEvent *a, const TraceEvent *b) {
+              return a->startNs < b->startNs;
+            });
+  struct Label {
+    std::string phase;
+    int64_t microbatch = -1;
+    bool operator==(const Label &o) const {
+      return phase == o.phase && microbatch == o.microbatch;
+    }
+  };
+  auto labelOf = [&](const TraceEvent &e) -> std::optional<Label> {
+    if (e.kind != TraceEvent::Kernel || e.id < 0 ||
+        size_t(e.id) >= m.kernelPhases.size())
+      return std::nullopt;
+    int64_t mb = size_t(e.id) < m.kernelMicrobatches.size()
+                     ? m.kernelMicrobatches[e.id]
+                     : -1;
+    return Label{m.kernelPhases[e.id], mb};
+  };
+  for (const TraceEvent *step : steps) {
+    int64_t end = step->startNs + step->durationNs;
+    // The step's events with their labels (a GEMM takes the one before it,
+    // or the first one after it at the step's start).
+    std::vector<std::pair<const TraceEvent *, Label>> labelled;
+    std::optional<Label> current;
+    std::vector<const TraceEvent *> pending;
+    for (const TraceEvent *e : work) {
+      if (e->startNs < step->startNs || e->startNs >= end)
+        continue;
+      if (auto l = labelOf(*e)) {
+        // Work shared by the microbatches (a weight's transpose, made on
+        // first use) shows inside the microbatch it ran in.
+        if (l->microbatch < 0 && current && current->phase == l->phase)
+          l->microbatch = current->microbatch;
+        current = l;
+      }
+      if (!current) {
+        pending.push_back(e);
+        continue;
+      }
+      for (const TraceEvent *p : pending)
+        labelled.push_back({p, *current});
+      pending.clear();
+      labelled.push_back({e, *current});
+    }
+    // Runs of one label, and of one microbatch around them.
+    auto emitRuns = [&](auto sameRun, auto nameOf, const char *category) {
+      for (size_t i = 0; i < labelled.size();) {
+        size_t j = i;
+        int64_t last = 0;
+        while (j < labelled.size() && sameRun(labelled[i].second, labelled[j].second)) {
+          last = std::max(last, labelled[j].first->startNs +
+                                    labelled[j].first->durationNs);
+          ++j;
+        }
+        std::string name = nameOf(labelled[i].second);
+        if (!name.empty())
+          spans.push_back({name, category, labelled[i].first->startNs, last});
+        i = j;
+      }
+    };
+    emitRuns([](const Label &a, const Label &b) { return a.microbatch == b.microbatch; },
+             [](const Label &l) {
+               return l.microbatch < 0
+                          ? std::string()
+                          : "microbatch " + std::to_string(l.microbatch);
+             },
+             "microbatch");
+    emitRuns([](const Label &a, const Label &b) { return a == b; },
+             [](const Label &l) { return l.phase; }, "phase");
+  }
+  return spans;
+}
+
 } // namespace
 
 std::string tprt::chromeTrace(const Manifest &m,
@@ -180,6 +276,16 @@ std::string tprt::chromeTrace(const Manifest &m,
              "program (steps, kernels, GEMMs)");
         meta("thread_name", CommunicationTrack, "name",
              "collectives, send / recv");
+        for (const Span &span : phaseSpans(m, *ranks[r]))
+          j.object([&] {
+            j.attribute("name", span.name);
+            j.attribute("cat", span.category);
+            j.attribute("ph", "X");
+            us("ts", span.startNs - origin);
+            us("dur", span.endNs - span.startNs);
+            j.attribute("pid", pid);
+            j.attribute("tid", int(ProgramTrack));
+          });
         for (size_t i = 0; i < ranks[r]->events.size(); ++i) {
           const TraceEvent &e = ranks[r]->events[i];
           if (e.kind == TraceEvent::Memory) {
@@ -239,6 +345,11 @@ std::string tprt::chromeTrace(const Manifest &m,
                 j.attribute("site", e.id);
                 j.attribute("bytes", e.a);
                 j.attribute("axes", axesOf(m.mesh, e.b));
+                if (e.id >= 0 && size_t(e.id) < m.collectivePhases.size())
+                  j.attribute("phase", m.collectivePhases[e.id]);
+                if (e.id >= 0 && size_t(e.id) < m.collectiveMicrobatches.size() &&
+                    m.collectiveMicrobatches[e.id] >= 0)
+                  j.attribute("microbatch", m.collectiveMicrobatches[e.id]);
                 if (timings[r][i].waitUs >= 0) {
                   j.attribute("waiting_for_peers_us", timings[r][i].waitUs);
                   j.attribute("moving_data_us", timings[r][i].moveUs);

@@ -28,8 +28,13 @@
 // CHECK-NEXT: tp.mul %[[G0]], {{.*}} loc(#[[U0]])
 // CHECK-NEXT: %[[NEW0:.*]] = tp.sub %[[W0]], {{.*}} loc(#[[U0]])
 // CHECK-NEXT: return {{.*}}, %[[G0]], %[[G1]], %[[NEW0]], %[[NEW1]]
-// CHECK-DAG: #[[L1]] = loc("/layers.1/Mul")
-// CHECK-DAG: #[[L0]] = loc("/layers.0/Mul")
+// Backward ops keep their forward op's ONNX node, tagged "backward" for
+// tp-run --trace's phases; the loss and the updates are tagged too.
+// CHECK-DAG: #[[L1]] = loc("/layers.1/Mul"(#[[BWD:loc[0-9]*]]))
+// CHECK-DAG: #[[L0]] = loc("/layers.0/Mul"(#[[BWD]]))
+// CHECK-DAG: #[[BWD]] = loc(fused<"backward">
+// CHECK-DAG: loc(fused<"loss">
+// CHECK-DAG: loc(fused<"update">
 // CHECK-DAG: #[[U1]] = loc("/layers.1/optimizer sgd"
 // CHECK-DAG: #[[U0]] = loc("/layers.0/optimizer sgd"
 
@@ -42,8 +47,10 @@
 // ADAMW: tp.sub %arg2, {{.*}} loc(#[[A1:loc[0-9]*]])
 // ADAMW: tp.sqrt {{.*}} loc(#[[A1]])
 // ADAMW: tp.sub {{.*}} loc(#[[A1]])
-// ADAMW-NEXT: tp.mul %{{.*}}, %arg0 : tensor<2x3xf32>, tensor<2x3xf32> -> tensor<2x3xf32> loc(#[[L0]])
+// ADAMW-NEXT: tp.mul %{{.*}}, %arg0 : tensor<2x3xf32>, tensor<2x3xf32> -> tensor<2x3xf32> loc(#[[B0:loc[0-9]*]])
 // ADAMW-DAG: #[[A1]] = loc("/layers.1/optimizer adamw"
+// ADAMW-DAG: #[[L0]] = loc("/layers.0/Mul")
+// ADAMW-DAG: #[[B0]] = loc("/layers.0/Mul"(#{{loc[0-9]*}}))
 func.func @forward(%x: tensor<2x3xf32> {tp.input = "x"}, %w0: tensor<3xf32> {tp.param = "layers.0.weight"}, %w1: tensor<3xf32> {tp.param = "layers.1.weight"}) -> (tensor<2x3xf32> {tp.output = "y"}) {
   %h = tp.mul %x, %w0 : tensor<2x3xf32>, tensor<3xf32> -> tensor<2x3xf32> loc("/layers.0/Mul")
   %y = tp.mul %h, %w1 : tensor<2x3xf32>, tensor<3xf32> -> tensor<2x3xf32> loc("/layers.1/Mul")

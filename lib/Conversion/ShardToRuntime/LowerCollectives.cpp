@@ -36,7 +36,8 @@ private:
   bool cuda;
   /// The target's runtime entry points (tprt_* or tprt_cuda_*).
   StringRef allReduceFn, allGatherFn, reduceScatterFn;
-  SmallVector<Attribute> sites;
+  SmallVector<Attribute> sites, phases;
+  SmallVector<int64_t> microbatches;
   /// Every axes mask the program uses: the runtime builds their groups
   /// (MPI sub-communicators) up front, on every rank.
   std::set<int64_t> masks;
@@ -88,6 +89,8 @@ int64_t CollectiveLowering::site(Operation *op, StringRef kind) {
   if (!node.empty())
     name += " at " + node;
   sites.push_back(b.getStringAttr(name));
+  phases.push_back(b.getStringAttr(stepPhase(op->getLoc())));
+  microbatches.push_back(microbatchOf(op->getLoc()));
   return sites.size() - 1;
 }
 
@@ -303,6 +306,9 @@ LogicalResult CollectiveLowering::run() {
     grid.erase();
   }
   module->setAttr("tp.collective_sites", b.getArrayAttr(sites));
+  module->setAttr("tp.collective_phases", b.getArrayAttr(phases));
+  module->setAttr("tp.collective_microbatches",
+                  b.getDenseI64ArrayAttr(microbatches));
   module->setAttr("tp.axis_masks",
                   b.getI64ArrayAttr(SmallVector<int64_t>(masks.begin(),
                                                          masks.end())));

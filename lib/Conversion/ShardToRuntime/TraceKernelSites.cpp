@@ -32,7 +32,8 @@ struct TPTraceKernelSitesPass
       return;
     func::FuncOp begin = tp::declareRuntimeFunction(module, tp::kKernelBeginFn, {i64});
     func::FuncOp end = tp::declareRuntimeFunction(module, tp::kKernelEndFn, {i64});
-    SmallVector<Attribute> sites;
+    SmallVector<Attribute> sites, phases;
+    SmallVector<int64_t> microbatches;
     for (func::CallOp call : calls) {
       // Named by its ONNX node, else by the nest's function.
       std::string name = tp::onnxNodeName(call.getLoc());
@@ -45,8 +46,15 @@ struct TPTraceKernelSitesPass
       b.setInsertionPointAfter(call);
       func::CallOp::create(b, loc, end, site);
       sites.push_back(b.getStringAttr(name));
+      phases.push_back(b.getStringAttr(tp::stepPhase(loc)));
+      microbatches.push_back(tp::microbatchOf(loc));
     }
     module->setAttr("tp.kernel_sites", b.getArrayAttr(sites));
+    // Where each call stands in a step: the trace's phase and microbatch
+    // spans.
+    module->setAttr("tp.kernel_phases", b.getArrayAttr(phases));
+    module->setAttr("tp.kernel_microbatches",
+                    b.getDenseI64ArrayAttr(microbatches));
   }
 };
 

@@ -59,6 +59,10 @@ struct Manifest {
   std::vector<std::string> collectiveSites;
   /// The loop nests' call sites, by ONNX node (tp-trace-kernel-sites).
   std::vector<std::string> kernelSites;
+  /// Per kernel and collective site: its step phase (forward, loss,
+  /// backward, update) and pipeline microbatch (-1: none), for the trace.
+  std::vector<std::string> kernelPhases, collectivePhases;
+  std::vector<int64_t> kernelMicrobatches, collectiveMicrobatches;
   std::vector<int64_t> axisMasks;
   /// Initializers of the model file that are a weight transposed (a tied
   /// weight's copy made by the exporter's constant folding): copy ->

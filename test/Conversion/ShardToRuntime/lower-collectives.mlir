@@ -12,7 +12,7 @@
 // CUDA: call @tprt_axis_index
 // CUDA-NOT: call @tprt_all_
 
-// CHECK: module attributes {tp.axis_masks = [2], tp.collective_sites = ["all_reduce at /fc2/Gemm", "all_gather at /fc1/MatMul", "reduce_scatter", "all_to_all"], tp.mesh_axis_names = ["dp", "tp"], tp.mesh_shape = array<i64: 2, 4>}
+// CHECK: module attributes {tp.axis_masks = [2], tp.collective_microbatches = array<i64: -1, -1, -1, -1>, tp.collective_phases = ["forward", "forward", "forward", "forward"], tp.collective_sites = ["all_reduce at /fc2/Gemm", "all_gather at /fc1/MatMul", "reduce_scatter", "all_to_all"], tp.mesh_axis_names = ["dp", "tp"], tp.mesh_shape = array<i64: 2, 4>}
 // CHECK-NOT: shard.grid
 // CHECK-LABEL: func.func @collectives
 // all_reduce of 256 f32 (dtype 0), sum (0), over axis tp (mask 2), site 0:

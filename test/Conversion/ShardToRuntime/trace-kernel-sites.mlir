@@ -2,11 +2,12 @@
 // `<function>_loop<N>`) gets a site number and is bracketed by
 // tprt_kernel_begin / tprt_kernel_end; the sites are named by the call's
 // ONNX node (the first of a fused location) in the module attribute
-// tp.kernel_sites, which the manifest's kernel_sites copies for tp-run
-// --trace. Other calls are left alone.
-// RUN: tp-opt %s --tp-trace-kernel-sites | FileCheck %s
+// tp.kernel_sites, with their step phase (tp-autodiff tags the backward
+// pass, the loss and the update) and pipeline microbatch (-1: none), which
+// the manifest copies for tp-run --trace. Other calls are left alone.
+// RUN: tp-opt %s -split-input-file --tp-trace-kernel-sites | FileCheck %s
 
-// CHECK: module attributes {tp.kernel_sites = ["/act/Relu", "/fc1/Gemm"]}
+// CHECK: module attributes {tp.kernel_microbatches = array<i64: -1, -1>, tp.kernel_phases = ["forward", "backward"], tp.kernel_sites = ["/act/Relu", "/fc1/Gemm"]}
 // CHECK-DAG: func.func private @tprt_kernel_begin(i64)
 // CHECK-DAG: func.func private @tprt_kernel_end(i64)
 // CHECK-LABEL: func.func @step
@@ -29,7 +30,7 @@ func.func private @helper(%a: memref<8xf32>) {
 func.func @step(%a: memref<8xf32>) {
   call @step_loop0(%a) : (memref<8xf32>) -> () loc("/act/Relu")
   call @helper(%a) : (memref<8xf32>) -> ()
-  call @step_loop0(%a) : (memref<8xf32>) -> () loc(fused["/fc1/Gemm", "/fc1/Add"])
+  call @step_loop0(%a) : (memref<8xf32>) -> () loc(fused["/fc1/Gemm"(fused<"backward">[unknown]), "/fc1/Add"])
   return
 }
 
@@ -41,5 +42,18 @@ func.func @step(%a: memref<8xf32>) {
 // NONE-NOT: tprt_kernel
 // NONE-LABEL: func.func @no_nests
 func.func @no_nests(%a: memref<8xf32>) {
+  return
+}
+
+// -----
+
+// A pipeline stage's copy for microbatch 2 of a backward op.
+// RUN: tp-opt %s -split-input-file --tp-trace-kernel-sites | FileCheck %s --check-prefix=MB
+// MB: module attributes {tp.kernel_microbatches = array<i64: 2>, tp.kernel_phases = ["backward"], tp.kernel_sites = ["/fc2/Gemm"]}
+func.func private @stage_loop0(%a: memref<8xf32>) attributes {no_inline} {
+  return
+}
+func.func @stage(%a: memref<8xf32>) {
+  call @stage_loop0(%a) : (memref<8xf32>) -> () loc(fused<"microbatch 2">["/fc2/Gemm"(fused<"backward">[unknown])])
   return
 }

@@ -122,6 +122,13 @@ if len(sys.argv) > 4:
         compared += 1
     print("profile lines compared with the trace: %d" % compared)
 
+phases = collections.Counter(e["name"] for e in events if e.get("cat") == "phase")
+if set(phases) - {"forward", "loss", "backward", "recompute", "update"}:
+    problems.append("unknown phases: %s" % sorted(phases))
+print("phase spans: %s; microbatch spans: %d" % (
+    ", ".join("%s %d" % (p, phases[p]) for p in ("forward", "loss", "backward", "recompute", "update")
+              if phases[p]) or "none",
+    counts["microbatch"]))
 print("%d ranks, %d steps each: %d kernel, %d GEMM, %d collective events"
       % (ranks, steps, counts["kernel"], counts["gemm"], counts["collective"]))
 print("dropped events: %d" % trace["otherData"]["dropped_events"])

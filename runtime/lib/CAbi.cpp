@@ -26,6 +26,7 @@ RankContext *tprt::currentRankContext() { return current; }
 void tprt::fatal(const std::string &message) {
   std::fprintf(stderr, "tprt: error: %s\n", message.c_str());
   std::fflush(stderr);
+  runEndOfRunHook(message.c_str());
   std::_Exit(1);
 }
 
@@ -55,6 +56,7 @@ static void collective(int64_t site, int64_t bytes, int64_t mask, Fn fn) {
   if (!s) {
     std::fprintf(stderr, "tp-run: error: %s\n", s.message().c_str());
     std::fflush(stderr);
+    runEndOfRunHook(s.message().c_str());
     std::_Exit(1);
   }
   if (ctx.trace)

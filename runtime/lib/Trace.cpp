@@ -230,9 +230,12 @@ std::vector<Span> phaseSpans(const Manifest &m, const TraceRecorder &r) {
 
 } // namespace
 
+std::atomic<bool> tprt::traceFrozen{false};
+
 std::string tprt::chromeTrace(const Manifest &m,
                               const std::vector<const TraceRecorder *> &ranks,
-                              const std::vector<int> &worldRanks) {
+                              const std::vector<int> &worldRanks,
+                              const std::string &ending) {
   int64_t origin = INT64_MAX;
   int64_t dropped = 0;
   for (const TraceRecorder *r : ranks) {
@@ -276,6 +279,38 @@ std::string tprt::chromeTrace(const Manifest &m,
              "program (steps, kernels, GEMMs)");
         meta("thread_name", CommunicationTrack, "name",
              "collectives, send / recv");
+        // The plan's peak of program buffers beside the measured counter
+        // (tp-free-after-last-use; a pipeline: per stage).
+        int64_t planned = m.peakTemporaryBytes;
+        if (m.stageAxis >= 0) {
+          int64_t stage = m.mesh.indexAlong(pid, int64_t(1) << m.stageAxis);
+          planned = stage < int64_t(m.stagePeakBytes.size())
+                        ? m.stagePeakBytes[stage]
+                        : -1;
+        }
+        int64_t last = origin;
+        for (const TraceEvent &e : ranks[r]->events)
+          last = std::max(last, e.startNs + e.durationNs);
+        if (planned >= 0 && !ranks[r]->events.empty())
+          for (int64_t at : {origin, last})
+            j.object([&] {
+              j.attribute("name", "planned peak of program buffers");
+              j.attribute("ph", "C");
+              us("ts", at - origin);
+              j.attribute("pid", pid);
+              j.attribute("tid", 0);
+              j.attributeObject("args", [&] { j.attribute("bytes", planned); });
+            });
+        if (!ending.empty())
+          j.object([&] {
+            j.attribute("name", "run ended: " + ending);
+            j.attribute("cat", "end");
+            j.attribute("ph", "i");
+            j.attribute("s", "p");
+            us("ts", last - origin);
+            j.attribute("pid", pid);
+            j.attribute("tid", int(ProgramTrack));
+          });
         for (const Span &span : phaseSpans(m, *ranks[r]))
           j.object([&] {
             j.attribute("name", span.name);

@@ -93,7 +93,8 @@ void say(const char *text) {
   (void)ignored;
 }
 
-[[noreturn]] void endRun(int code) {
+[[noreturn]] void endRun(int code, const char *why) {
+  runEndOfRunHook(why);
   // Whatever the ranks hold (MPI, BLAS threads) is left to the OS: a clean
   // shutdown could wait on the very thing that is stuck. Under mpirun, a
   // process that exits non-zero ends the job.
@@ -134,7 +135,7 @@ void watch() {
                       state->firstRank + i, what);
         say(line);
       }
-      endRun(128 + sig);
+      endRun(128 + sig, sig == SIGINT ? "interrupted (Ctrl-C)" : "terminated");
     }
     int64_t now = nowNs();
     for (int i = 0; i < state->count; ++i) {
@@ -152,7 +153,7 @@ void watch() {
                     state->firstRank + i, double(quiet) / 1e9,
                     double(timeoutNs) / 1e9, what);
       say(line);
-      endRun(1);
+      endRun(1, line);
     }
   }
 }
@@ -211,4 +212,26 @@ void tprt::markGemm(int64_t m, int64_t n, int64_t k) {
   s->gemm[2].store(k, std::memory_order_relaxed);
   s->activity.store(int(Activity::Gemm), std::memory_order_relaxed);
   s->lastNs.store(nowNs(), std::memory_order_relaxed);
+}
+
+static std::atomic<void (*)(const char *)> endOfRunHook{nullptr};
+static std::atomic<int> endOfRunState{0}; // 0 idle, 1 running, 2 done
+
+void tprt::setEndOfRunHook(void (*hook)(const char *why)) {
+  endOfRunHook.store(hook);
+}
+
+void tprt::runEndOfRunHook(const char *why) {
+  void (*hook)(const char *) = endOfRunHook.load();
+  if (!hook)
+    return;
+  int idle = 0;
+  if (endOfRunState.compare_exchange_strong(idle, 1)) {
+    hook(why);
+    endOfRunState.store(2);
+    return;
+  }
+  // Another thread writes: the process must not end under it.
+  for (int i = 0; i < 1000 && endOfRunState.load() != 2; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
 }

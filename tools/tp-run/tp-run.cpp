@@ -356,6 +356,34 @@ void warnIfLinkLossOutlivesTimeout() {
       detect, timeoutSeconds.getValue());
 }
 
+/// What --trace writes when the run ends early (a timeout, a failed
+/// collective, Ctrl-C): the events so far, and why it ended. Under MPI the
+/// other ranks may be gone, so each writes its own part to FILE.rank<N>.
+struct TraceOnEnd {
+  const Manifest *m = nullptr;
+  const std::vector<RankState> *states = nullptr;
+  std::vector<int> ranks;
+  std::string path;
+} traceOnEnd;
+
+void writeTraceOnEnd(const char *why) {
+  traceFrozen.store(true);
+  // Events being appended as the flag went up are complete after this.
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  std::vector<const TraceRecorder *> traces;
+  for (const RankState &st : *traceOnEnd.states)
+    traces.push_back(st.trace.get());
+  std::string reason = llvm::StringRef(why).trim().str();
+  if (Status s = writeFileAtomically(
+          traceOnEnd.path,
+          chromeTrace(*traceOnEnd.m, traces, traceOnEnd.ranks, reason));
+      !s)
+    llvm::errs() << "tp-run: --trace: " << s.message() << "\n";
+  else
+    llvm::errs() << "tp-run: the trace up to here is in " << traceOnEnd.path
+                 << "\n";
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -586,6 +614,19 @@ int main(int argc, char **argv) {
 
   // Run.
   std::vector<RankState> states(mpi || nccl ? 1 : numRanks);
+  if (!traceFile.empty()) {
+    traceOnEnd.m = &m;
+    traceOnEnd.states = &states;
+    traceOnEnd.path = traceFile;
+    if (mpi) {
+      traceOnEnd.ranks = {worldRank};
+      traceOnEnd.path += ".rank" + std::to_string(worldRank);
+    } else {
+      for (int r = 0; r < numRanks; ++r)
+        traceOnEnd.ranks.push_back(r);
+    }
+    setEndOfRunHook(writeTraceOnEnd);
+  }
   auto timeout = std::chrono::milliseconds(int64_t(timeoutSeconds * 1000));
   // A rank that stops anywhere (not only in a collective) ends the run
   // after --timeout, as Ctrl-C does at once.

@@ -21,6 +21,7 @@
 
 #include "tprt/Status.h"
 
+#include <atomic>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -44,12 +45,18 @@ struct TraceEvent {
   int64_t a = 0, b = 0, c = 0;
 };
 
+/// Set when the run ends abnormally: recorders take no more events while
+/// the trace is written.
+extern std::atomic<bool> traceFrozen;
+
 /// One rank's events, in the order they ended.
 class TraceRecorder {
 public:
   explicit TraceRecorder(size_t capacity = 1 << 20) { events.reserve(capacity); }
   /// Appends `e`; past the reserved capacity it is counted, not kept.
   void add(const TraceEvent &e) {
+    if (traceFrozen.load(std::memory_order_relaxed))
+      return;
     if (events.size() < events.capacity())
       events.push_back(e);
     else
@@ -73,9 +80,11 @@ void traceStep(int64_t step, int64_t startNs);
 /// time the rank waited for the last member of its group to arrive and
 /// the time after it (moving the data); the program's results do not
 /// depend on any of it.
+/// `ending`: why the run ended early (an instant event on every rank).
 std::string chromeTrace(const Manifest &m,
                         const std::vector<const TraceRecorder *> &ranks,
-                        const std::vector<int> &worldRanks);
+                        const std::vector<int> &worldRanks,
+                        const std::string &ending = "");
 
 /// Writes the trace of every rank of `m` to `path` (atomically). Threads:
 /// `ranks` holds every rank; MPI: each process passes its own and its

@@ -43,6 +43,13 @@ void markGemm(int64_t m, int64_t n, int64_t k);
 /// ("" for ranks it does not watch): what timeout messages say of a rank.
 std::string describeRank(int rank);
 
+/// Called once, before the process ends a run abnormally (a timeout, a
+/// failed collective, Ctrl-C), with what it said; the trace's writer
+/// (tp-run --trace). Threads that end the run meanwhile wait for it (at most
+/// 10 s). With no hook set, nothing happens.
+void setEndOfRunHook(void (*hook)(const char *why));
+void runEndOfRunHook(const char *why);
+
 } // namespace tprt
 
 #endif // TPRT_WATCHDOG_H

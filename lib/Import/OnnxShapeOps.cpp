@@ -327,7 +327,7 @@ LogicalResult split(NodeImporter &n) {
 
 /// ONNX Slice: starts, ends, axes, steps as constant inputs (opset 10+) or
 /// starts, ends, axes attributes (before), clamped as ONNX specifies.
-/// Negative steps are not supported.
+/// A negative step is a gather of the elements it selects.
 LogicalResult slice(NodeImporter &n) {
   auto x = n.requiredInput(0, "data");
   if (failed(x))
@@ -375,9 +375,40 @@ LogicalResult slice(NodeImporter &n) {
     if (failed(axis))
       return failure();
     int64_t dim = type.getDimSize(*axis);
-    if (steps[i] <= 0)
-      return n.error() << "step " << steps[i] << " on axis " << *axis
-                       << " is not supported (only positive steps)";
+    if (steps[i] == 0)
+      return n.error() << "step 0 on axis " << *axis;
+    if (steps[i] < 0) {
+      // ONNX: start clamped to [0, dim - 1], end to [-1, dim - 1]; the
+      // elements start, start + step, ... above end (torch.flip: all of
+      // them, backwards). A gather of those indices.
+      auto from = [&](int64_t v, int64_t low) {
+        // Far-out ends (INT64_MIN) must not wrap when dim is added.
+        if (v < 0)
+          v = v < -dim ? -dim - 1 : v + dim;
+        return std::clamp<int64_t>(v, low, dim - 1);
+      };
+      int64_t start = from((*starts)[i], 0), end = from((*ends)[i], -1);
+      SmallVector<int64_t> indices;
+      for (int64_t k = start; k > end; k += steps[i])
+        indices.push_back(k);
+      if (indices.empty())
+        return n.error() << "selects no element on axis " << *axis
+                         << " (start " << (*starts)[i] << ", end "
+                         << (*ends)[i] << ", step " << steps[i]
+                         << "): tp has no empty tensors";
+      auto indexType = RankedTensorType::get({int64_t(indices.size())},
+                                             n.b.getI64Type());
+      Value ids = n.constant(
+          DenseElementsAttr::get(indexType, ArrayRef<int64_t>(indices)));
+      SmallVector<int64_t> shape(n.typeOf(result).getShape());
+      shape[*axis] = int64_t(indices.size());
+      auto g = n.create<GatherOp>(withShape(n.typeOf(result), shape), result,
+                                  ids, *axis);
+      if (failed(g))
+        return failure();
+      result = *g;
+      continue;
+    }
     auto clamp = [&](int64_t v) {
       if (v < 0)
         v += dim;

@@ -36,10 +36,16 @@ std::string ModuleTree::modulePathOf(StringRef node) const {
                        llvm::all_of(ArrayRef(atoms).drop_front(), [](StringRef a) {
                          return !a.empty() && llvm::all_of(a, llvm::isDigit);
                        });
-    SmallVector<std::string> appended = path, merged = path;
+    SmallVector<std::string> appended = path;
     for (StringRef a : atoms)
       appended.push_back(a.str());
-    if (numericTail && !path.empty() && path.back() == atoms.front()) {
+    // The container is the nearest ancestor of that name: the parent for
+    // `mlp.0`, the grandparent for nested nn.Sequentials
+    // (`/features/features.1/features.1.0`: torchvision's SwinTransformer
+    // and ConvNeXt are features.1.0).
+    auto container = std::find(path.rbegin(), path.rend(), atoms.front().str());
+    if (numericTail && container != path.rend()) {
+      SmallVector<std::string> merged(path.begin(), container.base());
       for (StringRef a : ArrayRef(atoms).drop_front())
         merged.push_back(a.str());
       // Initializer names settle the rare case where both readings exist

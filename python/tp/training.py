@@ -104,8 +104,9 @@ class TrainStep:
         if module._forward_updated_buffers:
             # Running statistics the module's forward updated since.
             forward = module._forward._session
+            updated = {r["name"] for r in module._forward._results}
             for p in program._params:
-                if p["name"] in {r["name"] for r in module._forward._results}:
+                if p["name"] in updated:
                     program._session.set(p["name"], forward.get(
                         p["name"], argument=True))
             module._forward_updated_buffers = False

@@ -34,12 +34,14 @@
 #include <fstream>
 #include <map>
 #include <mpi.h>
+#include <set>
 #include <thread>
 #include <utility>
 #include <unistd.h>
 #include "Compare.h"
 #include "FaultInjection.h"
 #include "Profile.h"
+#include "TraceFile.h"
 #ifdef TPRT_HAVE_CUDA
 #include "NcclRank.h"
 #include "tprt/Cuda.h"
@@ -356,34 +358,6 @@ void warnIfLinkLossOutlivesTimeout() {
       detect, timeoutSeconds.getValue());
 }
 
-/// What --trace writes when the run ends early (a timeout, a failed
-/// collective, Ctrl-C): the events so far, and why it ended. Under MPI the
-/// other ranks may be gone, so each writes its own part to FILE.rank<N>.
-struct TraceOnEnd {
-  const Manifest *m = nullptr;
-  const std::vector<RankState> *states = nullptr;
-  std::vector<int> ranks;
-  std::string path;
-} traceOnEnd;
-
-void writeTraceOnEnd(const char *why) {
-  traceFrozen.store(true);
-  // Events being appended as the flag went up are complete after this.
-  std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  std::vector<const TraceRecorder *> traces;
-  for (const RankState &st : *traceOnEnd.states)
-    traces.push_back(st.trace.get());
-  std::string reason = llvm::StringRef(why).trim().str();
-  if (Status s = writeFileAtomically(
-          traceOnEnd.path,
-          chromeTrace(*traceOnEnd.m, traces, traceOnEnd.ranks, reason));
-      !s)
-    llvm::errs() << "tp-run: --trace: " << s.message() << "\n";
-  else
-    llvm::errs() << "tp-run: the trace up to here is in " << traceOnEnd.path
-                 << "\n";
-}
-
 } // namespace
 
 int main(int argc, char **argv) {
@@ -542,13 +516,12 @@ int main(int argc, char **argv) {
   // The graph's outputs: not the results fed back to the next run (running
   // statistics, Dropout's run counter, optimizer state), which --output
   // and --compare take by name only.
-  for (const auto &t : m.results) {
-    bool fedBack = false;
-    for (const auto &a : m.arguments)
-      fedBack |= (a.kind == "state" || a.kind == "param") && a.name == t.name;
-    if (!fedBack)
-      outputNames.push_back(t.name);
-  }
+  std::set<size_t> fedBack;
+  for (auto [r, a] : weightFeedback(m))
+    fedBack.insert(r);
+  for (size_t r = 0; r < m.results.size(); ++r)
+    if (!fedBack.count(r))
+      outputNames.push_back(m.results[r].name);
   std::map<std::string, NpyArray> feeds;
   std::vector<std::string> inputSpecs(inputs.begin(), inputs.end());
   if (!labelsFile.empty())
@@ -614,19 +587,12 @@ int main(int argc, char **argv) {
 
   // Run.
   std::vector<RankState> states(mpi || nccl ? 1 : numRanks);
-  if (!traceFile.empty()) {
-    traceOnEnd.m = &m;
-    traceOnEnd.states = &states;
-    traceOnEnd.path = traceFile;
-    if (mpi) {
-      traceOnEnd.ranks = {worldRank};
-      traceOnEnd.path += ".rank" + std::to_string(worldRank);
-    } else {
-      for (int r = 0; r < numRanks; ++r)
-        traceOnEnd.ranks.push_back(r);
-    }
-    setEndOfRunHook(writeTraceOnEnd);
-  }
+  // The world ranks of this process's states.
+  std::vector<int> localRanks;
+  for (size_t i = 0; i < states.size(); ++i)
+    localRanks.push_back(mpi || nccl ? worldRank : int(i));
+  if (!traceFile.empty())
+    writeTraceIfRunEndsEarly(traceFile, m, states, localRanks, mpi);
   auto timeout = std::chrono::milliseconds(int64_t(timeoutSeconds * 1000));
   // A rank that stops anywhere (not only in a collective) ends the run
   // after --timeout, as Ctrl-C does at once.
@@ -658,8 +624,8 @@ int main(int argc, char **argv) {
     weights->release();
     runRank(*program, *comm, m, states[0]);
     if (!traceFile.empty())
-      if (Status s = writeChromeTrace(traceFile, m, {states[0].trace.get()},
-                                      {worldRank}, comm.get());
+      if (Status s =
+              writeRunTrace(traceFile, m, states, localRanks, comm.get());
           !s)
         return finish(fail("--trace " + traceFile + ": " + s.message()));
   } else {
@@ -684,17 +650,10 @@ int main(int argc, char **argv) {
       });
     for (auto &t : threads)
       t.join();
-    if (!traceFile.empty()) {
-      std::vector<const TraceRecorder *> traces;
-      std::vector<int> order;
-      for (int r = 0; r < numRanks; ++r) {
-        traces.push_back(states[r].trace.get());
-        order.push_back(r);
-      }
-      if (Status s = writeChromeTrace(traceFile, m, traces, order, nullptr);
+    if (!traceFile.empty())
+      if (Status s = writeRunTrace(traceFile, m, states, localRanks, nullptr);
           !s)
         return finish(fail("--trace " + traceFile + ": " + s.message()));
-    }
   }
 
   // Assemble every output from the ranks' blocks (on rank 0 under MPI).

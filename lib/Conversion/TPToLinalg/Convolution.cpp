@@ -54,11 +54,20 @@ Value filled(OpBuilder &b, Location loc, RankedTensorType type, double v) {
   return buildFilled(b, loc, type, buildScalar(b, loc, type.getElementType(), v));
 }
 
-/// A conv with one group as im2col and one GEMM: the windows of the padded
-/// input copied to columns [N*O..., C*K...], times the filter [M, C*K...]
-/// read transposed (a BLAS flag once FoldTransposeIntoMatmul has run), the
-/// product [N*O..., M] put back as [N, M, O...]. The GEMM runs at OpenBLAS's
-/// (cuBLAS's) speed; the columns cost K times the input in memory.
+/// A conv with one group as im2col and one GEMM. The windows of the padded
+/// input are copied into columns in one of two layouts, chosen so that the
+/// copy's innermost loop runs along a long contiguous row of the input:
+///   - output-major, [C, K..., N, O...] (innermost: the output's last
+///     spatial dim), when the output is wider than the filter (a forward
+///     conv, the input's gradient): the filter [M, C*K...] times the
+///     columns gives [M, N, O...], and [N, M, O...] moves whole rows;
+///   - window-major, [N, O..., C, K...] (innermost: the filter's last
+///     spatial dim), when the filter is the wider one (the filter's
+///     gradient, whose "filter" is the output's gradient): the columns
+///     times the filter read transposed (a BLAS flag once
+///     FoldTransposeIntoMatmul has run) give [N*O..., M], which is small.
+/// The GEMM runs at OpenBLAS's (cuBLAS's) speed; the columns cost K times
+/// the input in memory.
 Value convAsGemm(OpBuilder &b, Location loc, ConvOp op, Value x) {
   MLIRContext *ctx = b.getContext();
   RankedTensorType outType = op.getType();
@@ -71,23 +80,50 @@ Value convAsGemm(OpBuilder &b, Location loc, ConvOp op, Value x) {
     windows *= o[i];
     window *= w[2 + i];
   }
-  // Columns [N, O..., C, K...]: loops n, o_1..o_r, c, k_1..k_r.
+  bool outputMajor = r == 0 || o.back() >= w.back();
+  // Loop dims: the window's (c, k_1..k_r) and the output's (n, o_1..o_r),
+  // in the columns' order.
+  int64_t cDim = outputMajor ? 0 : 1 + r, kDim = cDim + 1;
+  int64_t nDim = outputMajor ? 1 + r : 0, oDim = nDim + 1;
   auto d = [&](int64_t i) { return getAffineDimExpr(i, ctx); };
-  SmallVector<AffineExpr> in = {d(0), d(1 + r)};
+  SmallVector<AffineExpr> in = {d(nDim), d(cDim)};
   for (int64_t i = 0; i < r; ++i)
-    in.push_back(windowIndex(d(1 + i), d(2 + r + i), op.getStrides()[i],
+    in.push_back(windowIndex(d(oDim + i), d(kDim + i), op.getStrides()[i],
                              op.getDilations()[i]));
-  SmallVector<int64_t> colsShape = {n};
-  llvm::append_range(colsShape, o);
-  colsShape.push_back(w[1]);
-  llvm::append_range(colsShape, w.drop_front(2));
+  SmallVector<int64_t> windowShape = {w[1]}, outputShape = {n};
+  llvm::append_range(windowShape, w.drop_front(2));
+  llvm::append_range(outputShape, o);
+  SmallVector<int64_t> colsShape(outputMajor ? windowShape : outputShape);
+  llvm::append_range(colsShape, outputMajor ? outputShape : windowShape);
   Value cols = buildParallelGeneric(
       b, loc, RankedTensorType::get(colsShape, f), ValueRange{x},
       {AffineMap::get(2 + 2 * r, 0, in, ctx)},
       [](OpBuilder &, Location, ValueRange a) { return a[0]; });
-  cols = buildReshape(b, loc, cols, RankedTensorType::get({windows, window}, f));
   Value filter = buildReshape(b, loc, op.getFilter(),
                               RankedTensorType::get({m, window}, f));
+  if (outputMajor) {
+    cols =
+        buildReshape(b, loc, cols, RankedTensorType::get({window, windows}, f));
+    auto productType = RankedTensorType::get({m, windows}, f);
+    Value product =
+        linalg::MatmulOp::create(b, loc, TypeRange{productType},
+                                 ValueRange{filter, cols},
+                                 buildZeroFilled(b, loc, productType))
+            .getResult(0);
+    SmallVector<int64_t> mno = {m, n};
+    llvm::append_range(mno, o);
+    product = buildReshape(b, loc, product, RankedTensorType::get(mno, f));
+    if (n == 1)
+      return buildReshape(b, loc, product, outType);
+    SmallVector<int64_t> perm = {1, 0};
+    for (int64_t i = 0; i < r; ++i)
+      perm.push_back(2 + i);
+    return linalg::TransposeOp::create(
+               b, loc, product,
+               tensor::EmptyOp::create(b, loc, outType.getShape(), f), perm)
+        .getResult()[0];
+  }
+  cols = buildReshape(b, loc, cols, RankedTensorType::get({windows, window}, f));
   Value filterT = linalg::TransposeOp::create(
                       b, loc, filter,
                       tensor::EmptyOp::create(b, loc, {window, m}, f),

@@ -170,9 +170,13 @@ def TPLinalgToLoops : Pass<"tp-linalg-to-loops"> {
     to the greedy rewriter and then simplifies its regions: on a 96-layer
     training step, whose straight-line code is tens of thousands of ops
     that none of its patterns change, that took 1.7 s of tp-compile's 15.
+    A `memref.copy` between strided views becomes a `linalg.copy` first,
+    hence a loop nest: lowered as a copy it would call the C runner's
+    `memrefCopy`, which walks the view an element at a time.
   }];
   let dependentDialects = ["::mlir::affine::AffineDialect",
                            "::mlir::arith::ArithDialect",
+                           "::mlir::linalg::LinalgDialect",
                            "::mlir::memref::MemRefDialect",
                            "::mlir::scf::SCFDialect"];
 }
@@ -197,6 +201,13 @@ def TPOutlineLoopNests : Pass<"tp-outline-loop-nests", "::mlir::ModuleOp"> {
     and calls; unless a loop stayed in it, it is marked `optnone`: LLVM's
     code generator takes time that grows faster than a block on one block
     of thousands of calls, and optimizing it gains nothing measurable.
+
+    A nest's buffer argument is `llvm.noalias` where, at every call, it is
+    a view of an allocation (or a constant global) that no other argument
+    of the call views; a function's own arguments are not (the caller's
+    buffers may overlap). Without it LLVM assumes that a nest's stores may
+    change what it loads: short rows stay scalar (im2col's) and every
+    vectorized loop is guarded by overlap checks.
   }];
   let dependentDialects = ["::mlir::func::FuncDialect",
                            "::mlir::LLVM::LLVMDialect",

@@ -5,6 +5,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/MemRef/Utils/MemRefUtils.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace mlir::tp {
@@ -30,10 +31,35 @@ struct LinalgOpToLoops : OpInterfaceRewritePattern<linalg::LinalgOp> {
   }
 };
 
+/// A copy between strided views (a slice written into or read out of a
+/// bigger buffer) as a linalg.copy, so that it becomes a loop nest too:
+/// finalize-memref-to-llvm would call the C runner's memrefCopy, which
+/// walks such a view an element at a time with its index arithmetic (a
+/// tenth of a CNN's training step). Contiguous copies stay memcpys.
+static void stridedCopiesToLinalg(Operation *root) {
+  auto contiguous = [](Value v) {
+    auto type = cast<MemRefType>(v.getType());
+    return type.getLayout().isIdentity() ||
+           memref::isStaticShapeAndContiguousRowMajor(type);
+  };
+  SmallVector<memref::CopyOp> copies;
+  root->walk([&](memref::CopyOp copy) {
+    if (!contiguous(copy.getSource()) || !contiguous(copy.getTarget()))
+      copies.push_back(copy);
+  });
+  for (memref::CopyOp copy : copies) {
+    OpBuilder b(copy);
+    linalg::CopyOp::create(b, copy.getLoc(), copy.getSource(),
+                           copy.getTarget());
+    copy.erase();
+  }
+}
+
 struct TPLinalgToLoopsPass
     : tp::impl::TPLinalgToLoopsBase<TPLinalgToLoopsPass> {
   void runOnOperation() override {
     MLIRContext *ctx = &getContext();
+    stridedCopiesToLinalg(getOperation());
     // Upstream's convert-linalg-to-loops with the same patterns, applied
     // to the linalg ops and what they create rather than to every op of
     // the function, and without region simplification: on a deep

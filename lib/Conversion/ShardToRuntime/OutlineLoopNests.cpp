@@ -4,10 +4,12 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/SCF/Utils/Utils.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Interfaces/LoopLikeInterface.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
 #include "llvm/ADT/StringMap.h"
 
 namespace mlir::tp {
@@ -33,6 +35,58 @@ static void leaveUnoptimizedIfStraightLine(func::FuncOp func) {
   Builder b(func.getContext());
   func->setAttr("passthrough", b.getArrayAttr({b.getStringAttr("noinline"),
                                                b.getStringAttr("optnone")}));
+}
+
+/// The buffer a memref is a view of: an allocation, a constant global, or
+/// null where that is not known here (a function argument: the caller's
+/// buffers may be one another's views).
+static Operation *bufferRoot(Value v, SymbolTable &symbols) {
+  while (Operation *def = v.getDefiningOp()) {
+    if (isa<memref::AllocOp, memref::AllocaOp>(def))
+      return def;
+    if (auto global = dyn_cast<memref::GetGlobalOp>(def)) {
+      auto decl = symbols.lookup<memref::GlobalOp>(global.getName());
+      return decl && decl.getConstant() ? decl.getOperation() : nullptr;
+    }
+    auto view = dyn_cast<ViewLikeOpInterface>(def);
+    if (!view)
+      return nullptr;
+    v = view.getViewSource();
+  }
+  return nullptr;
+}
+
+/// A nest's buffer argument is `llvm.noalias` where, at every call, it is
+/// a view of an allocation (or constant) that no other argument views.
+/// Without it LLVM must assume a nest's stores may change what it loads
+/// next: the SLP vectorizer leaves a short unrolled row (im2col's) as
+/// scalar loads and stores, and the loop vectorizer guards every loop
+/// with runtime overlap checks.
+static void markNoAliasArguments(ModuleOp module) {
+  SymbolTable symbols(module);
+  DenseMap<Operation *, SmallVector<bool>> distinct;
+  module.walk([&](func::CallOp call) {
+    auto callee = symbols.lookup<func::FuncOp>(call.getCallee());
+    if (!callee || !tp::isOutlinedLoopNest(callee))
+      return;
+    auto it = distinct.try_emplace(
+        callee, SmallVector<bool>(call.getNumOperands(), true)).first;
+    SmallVector<Operation *> roots;
+    for (Value operand : call.getOperands())
+      roots.push_back(isa<MemRefType>(operand.getType())
+                            ? bufferRoot(operand, symbols)
+                            : nullptr);
+    for (auto [i, root] : llvm::enumerate(roots))
+      if (!root || llvm::count(roots, root) > 1)
+        it->second[i] = false;
+  });
+  for (auto &[op, args] : distinct) {
+    auto callee = cast<func::FuncOp>(op);
+    for (auto [i, noAlias] : llvm::enumerate(args))
+      if (noAlias)
+        callee.setArgAttr(i, LLVM::LLVMDialect::getNoAliasAttrName(),
+                          UnitAttr::get(module.getContext()));
+  }
 }
 
 struct TPOutlineLoopNestsPass
@@ -82,6 +136,7 @@ struct TPOutlineLoopNestsPass
       if (outlinedAny)
         leaveUnoptimizedIfStraightLine(func);
     }
+    markNoAliasArguments(module);
   }
 };
 

@@ -1,6 +1,7 @@
 // tp-linalg-to-loops: linalg ops on buffers become scf.for loop nests, as
 // upstream's convert-linalg-to-loops makes them; every other op is left
-// as it is (no region simplification, no folding of ops it did not make).
+// as it is (no region simplification, no folding of ops it did not make),
+// but for copies between strided views, which become loop nests too.
 // RUN: tp-opt %s -split-input-file --pass-pipeline='builtin.module(func.func(tp-linalg-to-loops))' | FileCheck %s
 
 // An elementwise op over a 4x8 buffer: a two-loop nest that loads both
@@ -50,5 +51,25 @@ func.func @sum(%in: memref<?xf32>, %out: memref<f32>) {
     %s = arith.addf %x, %acc : f32
     linalg.yield %s : f32
   }
+  return
+}
+
+// -----
+
+// A copy into a strided view (a slice of a bigger buffer, as a gradient
+// with zeros between its elements is written) becomes a loop nest of its
+// own; a copy between contiguous buffers stays a memref.copy (a memcpy).
+// CHECK-LABEL: func.func @strided_copy
+// CHECK: %[[VIEW:.*]] = memref.subview
+// CHECK: scf.for %[[I:.*]] =
+// CHECK-NEXT: scf.for %[[J:.*]] =
+// CHECK-NEXT: %[[V:.*]] = memref.load %{{.*}}[%[[I]], %[[J]]] : memref<4x4xf32>
+// CHECK-NEXT: memref.store %[[V]], %[[VIEW]][%[[I]], %[[J]]] : memref<4x4xf32, strided<[16, 2]>>
+// CHECK: memref.copy %{{.*}}, %{{.*}} : memref<8x8xf32> to memref<8x8xf32>
+// CHECK-NOT: linalg.
+func.func @strided_copy(%in: memref<4x4xf32>, %wide: memref<8x8xf32>, %same: memref<8x8xf32>) {
+  %view = memref.subview %wide[0, 0] [4, 4] [2, 2] : memref<8x8xf32> to memref<4x4xf32, strided<[16, 2]>>
+  memref.copy %in, %view : memref<4x4xf32> to memref<4x4xf32, strided<[16, 2]>>
+  memref.copy %wide, %same : memref<8x8xf32> to memref<8x8xf32>
   return
 }

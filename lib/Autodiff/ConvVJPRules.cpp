@@ -270,9 +270,15 @@ Value avgPoolGrad(ConvGrad &cg, PoolOp pool, Value g) {
 /// Max pooling sends each output's gradient to the first element of its
 /// window (in row-major window order, as PyTorch) that equals the maximum;
 /// padding never wins. Per window offset k: the strided view of the padded
-/// input that offset reads, compared with the result; the gradient where
-/// it is the first match, spread back to input positions (stride - 1
-/// zeros between, shifted by k); the offsets' contributions summed.
+/// input that offset reads, compared with the result, and the gradient
+/// where it is the first match. An offset t = k * dilation lands on the
+/// input positions o * stride + t: the phase t % stride of the input's
+/// grid, shifted by t / stride. The offsets' contributions are summed on
+/// their phase's grid (output-sized), and the phases interleaved into the
+/// input's shape once at the end: a 3x3, stride 2 window sums nine
+/// quarter-size parts and moves the whole gradient once, where spreading
+/// each part over the input (zeros between, shifted) would move it nine
+/// times.
 Value maxPoolGrad(ConvGrad &cg, PoolOp pool, Value g) {
   Grad &gb = cg.gb;
   auto xType = gb.typeOf(pool.getInput());
@@ -288,8 +294,17 @@ Value maxPoolGrad(ConvGrad &cg, PoolOp pool, Value g) {
     xp = cg.pad(xp, 2 + i, pads[i], pads[r + i], lowest);
     padded[2 + i] += pads[i] + pads[r + i];
   }
+  // Each phase's grid: ceil(padded / stride) per spatial dim, enough for
+  // every offset's shifted part.
+  SmallVector<int64_t> gridShape(x.take_front(2));
+  int64_t phases = 1;
+  for (int64_t i = 0; i < r; ++i) {
+    gridShape.push_back((padded[2 + i] + s[i] - 1) / s[i]);
+    phases *= s[i];
+  }
+  SmallVector<Value> grids(phases);
   auto maskType = RankedTensorType::get(o, gb.b.getI1Type());
-  Value y = pool.getResult(), taken, sum;
+  Value y = pool.getResult(), taken;
   SmallVector<int64_t> offset(r, 0);
   for (int64_t n = 0, total = ShapedType::getNumElements(k); n < total; ++n) {
     for (int64_t i = r - 1, rest = n; i >= 0; --i) {
@@ -315,18 +330,44 @@ Value maxPoolGrad(ConvGrad &cg, PoolOp pool, Value g) {
     }
     Value part = WhereOp::create(gb.b, gb.loc, gb.typeOf(g), first, g,
                                  gb.scalar(g, 0.0));
+    int64_t phase = 0;
     for (int64_t i = 0; i < r; ++i) {
-      part = cg.dilate(part, 2 + i, s[i]);
-      int64_t before = offset[i] * d[i];
-      int64_t after = padded[2 + i] - before - gb.typeOf(part).getDimSize(2 + i);
-      part = cg.pad(part, 2 + i, before, after, 0.0);
+      int64_t t = offset[i] * d[i], shift = t / s[i];
+      phase = phase * s[i] + t % s[i];
+      part = cg.pad(part, 2 + i, shift, gridShape[2 + i] - shift - o[2 + i],
+                    0.0);
     }
-    sum = sum ? gb.add(sum, part) : part;
+    grids[phase] = grids[phase] ? gb.add(grids[phase], part) : part;
+  }
+  for (Value &grid : grids)
+    if (!grid)
+      grid = cg.zeros(g, gridShape);
+  // Interleave the phases, the last spatial dim first (the phase index's
+  // fastest digit): [.., Q, ..] x stride -> [.., Q, stride, ..] -> [.., Q *
+  // stride, ..].
+  SmallVector<int64_t> shape(gridShape);
+  for (int64_t i = r - 1; i >= 0; --i) {
+    if (s[i] == 1)
+      continue;
+    SmallVector<int64_t> one(shape), wide(shape);
+    one.insert(one.begin() + 3 + i, 1);
+    wide.insert(wide.begin() + 3 + i, s[i]);
+    shape[2 + i] *= s[i];
+    SmallVector<Value> next;
+    for (size_t j = 0; j < grids.size(); j += s[i]) {
+      SmallVector<Value> parts;
+      for (int64_t p = 0; p < s[i]; ++p)
+        parts.push_back(cg.reshape(grids[j + p], one));
+      Value joined = ConcatOp::create(gb.b, gb.loc, cg.like(g, wide), parts,
+                                      gb.b.getI64IntegerAttr(3 + i));
+      next.push_back(cg.reshape(joined, shape));
+    }
+    grids = std::move(next);
   }
   SmallVector<int64_t> begin(2, 0);
   for (int64_t i = 0; i < r; ++i)
     begin.push_back(pads[i]);
-  return cg.slice(sum, begin, x);
+  return cg.slice(grids.front(), begin, x);
 }
 
 LogicalResult poolRule(Operation *op, Grad &gb, Value g,

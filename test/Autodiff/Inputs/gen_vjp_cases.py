@@ -323,6 +323,12 @@ pool_case("maxpool_2x2", "MaxPool", "kernel_shape = [2, 2], strides = [2, 2]",
           f32(2, 3, 4, 6), lambda h: pool_ref(h, "max", [2, 2], [2, 2], [0, 0, 0, 0]))
 pool_case("maxpool_1d_dilated", "MaxPool", "kernel_shape = [2], strides = [1], dilations = [2], pads = [1, 0]",
           f32(2, 2, 7), lambda h: pool_ref(h, "max", [2], [1], [1, 0], [2]))
+# Strides, dilations and pads that differ per dim: offsets land on both
+# phases of the stride-2 dim (one of them twice) and on one phase of the
+# stride-3 dim, with rows no window reaches.
+pool_case("maxpool_phases", "MaxPool",
+          "kernel_shape = [3, 2], strides = [2, 3], dilations = [1, 2], pads = [1, 0, 2, 1]",
+          f32(2, 2, 9, 8), lambda h: pool_ref(h, "max", [3, 2], [2, 3], [1, 0, 2, 1], [1, 2]))
 pool_case("avgpool_pad_excluded", "AveragePool", "kernel_shape = [3, 3], strides = [2, 2], pads = [1, 1, 1, 1]",
           f32(2, 2, 6, 5), lambda h: pool_ref(h, "avg", [3, 3], [2, 2], [1, 1, 1, 1]))
 pool_case("avgpool_pad_included", "AveragePool",

@@ -5,6 +5,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Matchers.h"
 #include "tp/Dialect/TP/IR/TPOps.h"
 
 using namespace mlir;
@@ -132,6 +133,46 @@ struct GatherLowering : OpRewritePattern<GatherLikeOp> {
   }
 };
 
+/// A gather whose indices are a constant progression start + step * i (a
+/// flip: n - 1 - i, a negative-step slice) reads its data through an
+/// affine map: a plain copy the loop vectorizer sees, instead of an index
+/// loaded and checked per element.
+struct ProgressionGatherLowering : OpRewritePattern<GatherOp> {
+  ProgressionGatherLowering(MLIRContext *ctx)
+      : OpRewritePattern<GatherOp>(ctx, /*benefit=*/2) {}
+  LogicalResult matchAndRewrite(GatherOp op,
+                                PatternRewriter &rewriter) const override {
+    DenseIntElementsAttr indices;
+    if (!matchPattern(op.getIndices(), m_Constant(&indices)) ||
+        indices.getType().getRank() != 1 || indices.getNumElements() == 0)
+      return rewriter.notifyMatchFailure(op, "not 1-D constant indices");
+    auto dataType = cast<RankedTensorType>(op.getData().getType());
+    int64_t axis = op.getAxis(), size = dataType.getDimSize(axis);
+    SmallVector<int64_t> ids;
+    for (const APInt &v : indices.getValues<APInt>()) {
+      int64_t id = v.getSExtValue();
+      ids.push_back(id < 0 ? id + size : id);
+    }
+    int64_t start = ids.front(), step = ids.size() > 1 ? ids[1] - ids[0] : 0;
+    for (auto [i, id] : llvm::enumerate(ids))
+      if (id != start + step * static_cast<int64_t>(i) || id < 0 ||
+          id >= size)
+        return rewriter.notifyMatchFailure(op, "not a progression");
+    MLIRContext *ctx = rewriter.getContext();
+    SmallVector<AffineExpr> exprs;
+    for (int64_t d = 0; d < dataType.getRank(); ++d)
+      exprs.push_back(d == axis ? start + step * getAffineDimExpr(d, ctx)
+                                : getAffineDimExpr(d, ctx));
+    RankedTensorType type = op.getType();
+    rewriter.replaceOp(
+        op, buildParallelGeneric(
+                rewriter, op.getLoc(), type, op.getData(),
+                AffineMap::get(type.getRank(), 0, exprs, ctx),
+                [](OpBuilder &, Location, ValueRange a) { return a[0]; }));
+    return success();
+  }
+};
+
 /// out[i..., c] = indices[i...] == c + offset ? 1 : 0.
 struct OneHotLowering : OpRewritePattern<OneHotOp> {
   using OpRewritePattern::OpRewritePattern;
@@ -169,5 +210,6 @@ void tp::populateDataMovementLoweringPatterns(RewritePatternSet &patterns) {
   patterns.add<ReshapeLowering, TransposeLowering, ConcatLowering,
                SliceLowering, GatherLowering<GatherOp>,
                GatherLowering<GatherElementsOp>,
-               GatherLowering<MaskedGatherOp>, OneHotLowering>(patterns.getContext());
+               GatherLowering<MaskedGatherOp>, OneHotLowering,
+               ProgressionGatherLowering>(patterns.getContext());
 }

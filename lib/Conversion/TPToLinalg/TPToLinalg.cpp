@@ -61,6 +61,20 @@ struct TPLowerToLinalgPass
     RewritePatternSet folds(&getContext());
     populateFoldTransposeIntoMatmulPatterns(folds);
     (void)applyOpPatternsGreedily(gemms, std::move(folds), onlyThese);
+
+    // A transpose of a transpose is one (or none): a filter's gradient is
+    // computed as [C, M, K...] and turned to [M, C, K...], which undoes
+    // the [M, N, ...] -> [N, M, ...] move of its conv's GEMM product.
+    SmallVector<Operation *> transposes;
+    getOperation()->walk(
+        [&](linalg::TransposeOp op) { transposes.push_back(op); });
+    RewritePatternSet composed(&getContext());
+    linalg::TransposeOp::getCanonicalizationPatterns(composed, &getContext());
+    GreedyRewriteConfig transposesOnly;
+    transposesOnly.setStrictness(GreedyRewriteStrictness::ExistingAndNewOps);
+    transposesOnly.enableConstantCSE(false);
+    (void)applyOpPatternsGreedily(transposes, std::move(composed),
+                                  transposesOnly);
   }
 };
 

@@ -49,3 +49,16 @@ func.func @filter_gradient(%x: tensor<8x2x16x16xf32>, %g: tensor<16x2x16x16xf32>
   %y = tp.conv %x, %g {pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, group = 1 : i64} : tensor<8x2x16x16xf32>, tensor<16x2x16x16xf32> -> tensor<8x16x3x3xf32>
   return %y : tensor<8x16x3x3xf32>
 }
+
+// The filter's gradient turned to [M, C, KH, KW] (as the conv's VJP does):
+// that transpose undoes the GEMM product's move, and neither is left.
+// CHECK-LABEL: func.func @filter_gradient_turned
+// CHECK: %[[PRODUCT:.*]] = linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<512x64xf32>, tensor<64x4608xf32>)
+// CHECK-NOT: linalg.transpose
+// CHECK: %[[RESULT:.*]] = tensor.expand_shape %[[PRODUCT]] {{.*}} into tensor<512x512x3x3xf32>
+// CHECK: return %[[RESULT]]
+func.func @filter_gradient_turned(%x: tensor<512x16x2x2xf32>, %g: tensor<512x16x2x2xf32>) -> tensor<512x512x3x3xf32> {
+  %y = tp.conv %x, %g {pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, group = 1 : i64} : tensor<512x16x2x2xf32>, tensor<512x16x2x2xf32> -> tensor<512x512x3x3xf32>
+  %t = tp.transpose %y {perm = array<i64: 1, 0, 2, 3>} : tensor<512x512x3x3xf32> -> tensor<512x512x3x3xf32>
+  return %t : tensor<512x512x3x3xf32>
+}

@@ -55,6 +55,32 @@ func.func @gather(%table: tensor<100x64xf32>, %ids: tensor<4x16xi64>) -> tensor<
   return %0 : tensor<4x16x64xf32>
 }
 
+// -----
+
+// Constant indices that step evenly (a flip, as a conv's input gradient
+// flips the filter; a wrapped negative index counts from the end) read the
+// data through an affine map; uneven constant indices are a gather still.
+// CHECK-DAG: #[[FLIP:.*]] = affine_map<(d0, d1, d2) -> (d0, -d1 + 2, d2)>
+// CHECK-DAG: #[[EVERY_OTHER:.*]] = affine_map<(d0, d1) -> (d0 * 2 + 1, d1)>
+// CHECK-LABEL: func.func @gather_progressions
+// CHECK: linalg.generic {indexing_maps = [#[[FLIP]], #{{.*}}], {{.*}} ins(%arg0 : tensor<4x3x3xf32>)
+// CHECK-NOT: tensor.extract
+// CHECK: linalg.generic {indexing_maps = [#[[EVERY_OTHER]], #{{.*}}], {{.*}} ins(%arg1 : tensor<8x5xf32>)
+// CHECK-NOT: tensor.extract
+// CHECK: linalg.generic {{.*}} ins(%{{.*}} : tensor<3xi64>)
+// CHECK: tensor.extract %arg1
+func.func @gather_progressions(%w: tensor<4x3x3xf32>, %x: tensor<8x5xf32>) -> (tensor<4x3x3xf32>, tensor<3x5xf32>, tensor<3x5xf32>) {
+  %flip = tp.constant dense<[2, 1, 0]> : tensor<3xi64>
+  %0 = tp.gather %w, %flip {axis = 1 : i64} : tensor<4x3x3xf32>, tensor<3xi64> -> tensor<4x3x3xf32>
+  %odd = tp.constant dense<[1, 3, -3]> : tensor<3xi64>
+  %1 = tp.gather %x, %odd {axis = 0 : i64} : tensor<8x5xf32>, tensor<3xi64> -> tensor<3x5xf32>
+  %uneven = tp.constant dense<[0, 1, 3]> : tensor<3xi64>
+  %2 = tp.gather %x, %uneven {axis = 0 : i64} : tensor<8x5xf32>, tensor<3xi64> -> tensor<3x5xf32>
+  return %0, %1, %2 : tensor<4x3x3xf32>, tensor<3x5xf32>, tensor<3x5xf32>
+}
+
+// -----
+
 // GatherElements: one element per index, the other coordinates the
 // result's own.
 // CHECK-LABEL: func.func @gather_elements

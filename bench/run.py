@@ -280,15 +280,24 @@ def report_lines(args, cores, rows, comm, gemm_rows, tp_gemm_s, base_gemm_s, pea
 
 
 def cpu_model():
-    """The CPU's model name (bench/cnn.py quotes it too)."""
+    """The CPU's model name and its widest vector instructions (bench/cnn.py
+    and the other benches quote it too): ratios against PyTorch differ
+    between CPUs of one name with and without AVX-512."""
+    name, flags = "unknown CPU", set()
     try:
         with open("/proc/cpuinfo") as f:
             for l in f:
-                if l.startswith("model name"):
-                    return l.split(":", 1)[1].strip()
+                if l.startswith("model name") and name == "unknown CPU":
+                    name = l.split(":", 1)[1].strip()
+                elif l.startswith("flags") and not flags:
+                    flags = set(l.split(":", 1)[1].split())
     except OSError:
         pass
-    return "unknown CPU"
+    isa = [label for flag, label in (("avx512f", "AVX-512"), ("avx512_bf16", "AVX-512 BF16"),
+                                     ("amx_tile", "AMX")) if flag in flags]
+    if not isa and "avx2" in flags:
+        isa = ["AVX2"]
+    return f"{name} ({', '.join(isa)})" if isa else name
 
 
 def write_markdown(args, lines):

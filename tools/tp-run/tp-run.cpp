@@ -41,6 +41,7 @@
 #include "Compare.h"
 #include "FaultInjection.h"
 #include "Profile.h"
+#include "RankSteps.h"
 #include "TraceFile.h"
 #ifdef TPRT_HAVE_CUDA
 #include "NcclRank.h"
@@ -199,133 +200,6 @@ bool splitAssignment(const std::string &s, const std::vector<std::string> &names
   name = names[0];
   file = s;
   return true;
-}
-
-
-/// Fills one rank's local arguments: input blocks and weight blocks.
-Status prepareRank(const Manifest &m, int rank,
-                   const std::map<std::string, NpyArray> &feeds,
-                   const WeightSource &weights, RankState &st) {
-  for (const TensorSpec &t : m.arguments) {
-    // A pipeline stage that never reads it (another stage's weights).
-    if (!m.needsBuffer(t, /*isResult=*/false, rank)) {
-      st.args.emplace_back();
-      continue;
-    }
-    st.args.emplace_back(t.localElements() * dtypeSize(t.dtype));
-    if (t.kind == "state") {
-      continue; // optimizer state starts at zero (the vector is zeroed)
-    } else if (t.kind == "param") {
-      if (Status s = weights.loadBlock(t, m.mesh, rank, st.args.back().data());
-          !s)
-        return s;
-    } else {
-      // A file may hold several batches (one per step), one after another.
-      const NpyArray &feed = feeds.at(t.name);
-      size_t batchBytes = t.numElements() * dtypeSize(t.dtype);
-      size_t count = feed.data.size() / batchBytes;
-      st.batches.resize(m.arguments.size());
-      for (size_t k = 0; k < count; ++k) {
-        std::vector<char> block(st.args.back().size());
-        extractBlock(t, m.mesh, rank, feed.data.data() + k * batchBytes,
-                     block.data(), dtypeSize(t.dtype));
-        if (k == 0)
-          st.args.back() = block;
-        if (count > 1)
-          st.batches[st.args.size() - 1].push_back(std::move(block));
-      }
-    }
-  }
-  st.results = makeResultBuffers(m, st.args, rank);
-  st.stats.resize(m.collectiveSites.size());
-  if (!traceFile.empty())
-    st.trace = std::make_unique<TraceRecorder>(traceEvents);
-  return Status::ok();
-}
-
-/// (result index, argument index) of every weight a training step updates:
-/// a result named like a weight argument.
-std::vector<std::pair<size_t, size_t>> weightFeedback(const Manifest &m) {
-  std::vector<std::pair<size_t, size_t>> pairs;
-  for (size_t r = 0; r < m.results.size(); ++r)
-    for (size_t a = 0; a < m.arguments.size(); ++a)
-      if ((m.arguments[a].kind == "param" || m.arguments[a].kind == "state") &&
-          m.arguments[a].name == m.results[r].name)
-        pairs.emplace_back(r, a);
-  return pairs;
-}
-
-int resultNamed(const Manifest &m, const std::string &name) {
-  for (size_t r = 0; r < m.results.size(); ++r)
-    if (m.results[r].name == name)
-      return int(r);
-  return -1;
-}
-
-/// Steps every rank runs (what runRank loops over).
-int stepCount(const Manifest &m) {
-  return weightFeedback(m).empty() ? repeat : std::max<int>(steps, repeat);
-}
-
-void runRank(const Program &program, Communicator &comm, const Manifest &m,
-             RankState &st) {
-  RankContext ctx{&comm, &m.collectiveSites, &st.stats,
-                  profile ? &st.gemms : nullptr, st.trace.get()};
-  setRankContext(&ctx);
-  watchRank(comm.rank());
-  std::vector<void *> args, results;
-  for (auto &a : st.args)
-    args.push_back(a.data());
-  for (size_t r = 0; r < st.results.size(); ++r) {
-    results.push_back(st.results[r].data());
-    if (int a = m.inPlaceArgument(r); a >= 0)
-      args[a] = results.back();
-  }
-  auto feedback = weightFeedback(m);
-  int loss = resultNamed(m, "loss");
-  // The first rank that holds the loss prints it (a pipeline's last stage).
-  int lossRank = 0;
-  if (loss >= 0)
-    while (lossRank + 1 < m.mesh.numRanks() &&
-           !m.holdsResult(m.results[loss], lossRank))
-      ++lossRank;
-  int iterations = stepCount(m);
-  for (int k = 0; k < iterations; ++k) {
-    for (size_t a = 0; a < st.batches.size(); ++a)
-      if (!st.batches[a].empty())
-        std::memcpy(st.args[a].data(), st.batches[a][k % st.batches[a].size()].data(),
-                    st.args[a].size());
-    markProgress(Activity::Code, "", k + 1);
-    // Returns only when this rank was made to vanish (TPRT_FAULT=kill:R).
-    if (k == 0 && injectFault(comm.rank(), backend == "threads"))
-      return;
-    // CUDA: without copying the inputs and weights in and results out.
-    resetTemporaryPeak();
-    int64_t stepStart = st.trace ? traceClockNs() : 0;
-    st.stepSeconds.push_back(program.run(args, results));
-    traceStep(k + 1, stepStart);
-    st.peakTemporaries = std::max(st.peakTemporaries, temporaryPeak());
-    if (feedback.empty())
-      continue;
-    if (comm.rank() == lossRank && loss >= 0 &&
-        m.results[loss].dtype == TPRT_F32 &&
-        steps.getNumOccurrences()) {
-      float value;
-      std::memcpy(&value, st.results[loss].data(), 4);
-      llvm::outs() << llvm::format("step %d: loss %.8g\n", k + 1, value);
-      llvm::outs().flush();
-    }
-    // The next step trains the updated weights (same layout, same size;
-    // an in-place update wrote them there already).
-    if (k + 1 < iterations)
-      for (auto [r, a] : feedback)
-        if (m.inPlaceArgument(r) < 0 && !st.args[a].empty() &&
-            !st.results[r].empty())
-          std::memcpy(st.args[a].data(), st.results[r].data(),
-                      st.args[a].size());
-  }
-  markProgress(Activity::Finished);
-  setRankContext(nullptr);
 }
 
 
@@ -593,20 +467,27 @@ int main(int argc, char **argv) {
     localRanks.push_back(mpi || nccl ? worldRank : int(i));
   if (!traceFile.empty())
     writeTraceIfRunEndsEarly(traceFile, m, states, localRanks, mpi);
+  StepOptions stepOptions;
+  stepOptions.repeat = repeat;
+  stepOptions.steps = steps;
+  stepOptions.printLoss = steps.getNumOccurrences() > 0;
+  stepOptions.profile = profile;
+  stepOptions.threadsBackend = backend == "threads";
+  stepOptions.traceEvents = traceFile.empty() ? 0 : traceEvents;
   auto timeout = std::chrono::milliseconds(int64_t(timeoutSeconds * 1000));
   // A rank that stops anywhere (not only in a collective) ends the run
   // after --timeout, as Ctrl-C does at once.
   if (mpi || nccl)
-    startWatchdog(worldRank, 1, timeout, stepCount(m));
+    startWatchdog(worldRank, 1, timeout, stepCount(m, stepOptions));
   else
-    startWatchdog(0, numRanks, timeout, stepCount(m));
+    startWatchdog(0, numRanks, timeout, stepCount(m, stepOptions));
   if (nccl) {
 #ifdef TPRT_HAVE_CUDA
-    if (Status s = prepareRank(m, worldRank, feeds, *weights, states[0]); !s)
+    if (Status s = prepareRank(m, worldRank, feeds, *weights, stepOptions, states[0]); !s)
       return finish(fail("rank " + std::to_string(worldRank) + ": " +
                          s.message()));
     weights->release();
-    runRank(*program, *ncclRank.comm, m, states[0]);
+    runRank(*program, *ncclRank.comm, m, stepOptions, states[0]);
 #endif
   } else if (mpi) {
     std::string error;
@@ -618,11 +499,11 @@ int main(int argc, char **argv) {
     if (!comm)
       return finish(fail(error));
     comm->setTimeout(timeout);
-    if (Status s = prepareRank(m, worldRank, feeds, *weights, states[0]); !s)
+    if (Status s = prepareRank(m, worldRank, feeds, *weights, stepOptions, states[0]); !s)
       return finish(fail("rank " + std::to_string(worldRank) + ": " +
                          s.message()));
     weights->release();
-    runRank(*program, *comm, m, states[0]);
+    runRank(*program, *comm, m, stepOptions, states[0]);
     if (!traceFile.empty())
       if (Status s =
               writeRunTrace(traceFile, m, states, localRanks, comm.get());
@@ -634,7 +515,8 @@ int main(int argc, char **argv) {
     setGemmThreads(std::max(1, cores / numRanks));
     auto world = createThreadsWorld(m.mesh);
     for (int r = 0; r < numRanks; ++r)
-      if (Status s = prepareRank(m, r, feeds, *weights, states[r]); !s)
+      if (Status s = prepareRank(m, r, feeds, *weights, stepOptions,
+                                     states[r]); !s)
         return finish(fail("rank " + std::to_string(r) + ": " + s.message()));
     // Every rank has its blocks: the step holds one copy of the weights.
     weights->release();
@@ -646,7 +528,7 @@ int main(int argc, char **argv) {
     }
     for (int r = 0; r < numRanks; ++r)
       threads.emplace_back([&, r] {
-        runRank(*program, *comms[r], m, states[r]);
+        runRank(*program, *comms[r], m, stepOptions, states[r]);
       });
     for (auto &t : threads)
       t.join();

@@ -356,19 +356,12 @@ LogicalResult tp::emitProgram(ModuleOp module,
   }
   // The loop nests' call sites tp-trace-kernel-sites numbered (tp-run
   // --trace names them).
-  if (auto sites = module->getAttrOfType<ArrayAttr>("tp.kernel_sites")) {
-    llvm::json::Array kernels, phases, microbatches;
-    for (Attribute s : sites)
-      kernels.push_back(cast<StringAttr>(s).str());
-    if (auto p = module->getAttrOfType<ArrayAttr>("tp.kernel_phases"))
-      for (Attribute s : p)
-        phases.push_back(cast<StringAttr>(s).str());
-    if (auto m = module->getAttrOfType<DenseI64ArrayAttr>("tp.kernel_microbatches"))
-      for (int64_t i : m.asArrayRef())
-        microbatches.push_back(i);
-    manifest->fields["kernel_sites"] = std::move(kernels);
-    manifest->fields["kernel_phases"] = std::move(phases);
-    manifest->fields["kernel_microbatches"] = std::move(microbatches);
+  if (module->hasAttr("tp.kernel_sites")) {
+    manifest->fields["kernel_sites"] = moduleStrings(module, "tp.kernel_sites");
+    manifest->fields["kernel_phases"] =
+        moduleStrings(module, "tp.kernel_phases");
+    manifest->fields["kernel_microbatches"] =
+        moduleIntegers(module, "tp.kernel_microbatches");
   }
   // tp-free-after-last-use's plan, for tp-run --profile to compare with.
   if (auto peak = module->getAttrOfType<IntegerAttr>("tp.peak_temporary_bytes")) {

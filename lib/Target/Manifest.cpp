@@ -177,6 +177,22 @@ std::string Manifest::render() const {
   return text;
 }
 
+llvm::json::Array tp::moduleStrings(ModuleOp module, StringRef name) {
+  llvm::json::Array array;
+  if (auto strings = module->getAttrOfType<ArrayAttr>(name))
+    for (Attribute s : strings)
+      array.push_back(cast<StringAttr>(s).str());
+  return array;
+}
+
+llvm::json::Array tp::moduleIntegers(ModuleOp module, StringRef name) {
+  llvm::json::Array array;
+  if (auto integers = module->getAttrOfType<DenseI64ArrayAttr>(name))
+    for (int64_t i : integers.asArrayRef())
+      array.push_back(i);
+  return array;
+}
+
 FailureOr<Manifest> tp::buildManifest(ModuleOp module, func::FuncOp func,
                                       const std::vector<TensorInfo> &global,
                                       StringRef modelPath,
@@ -230,18 +246,6 @@ FailureOr<Manifest> tp::buildManifest(ModuleOp module, func::FuncOp func,
       llvm::append_range(entry.stages, stages.asArrayRef());
   }
 
-  llvm::json::Array collectives;
-  if (auto sites = module->getAttrOfType<ArrayAttr>("tp.collective_sites"))
-    for (Attribute s : sites)
-      collectives.push_back(cast<StringAttr>(s).str());
-  llvm::json::Array collectivePhases, collectiveMicrobatches;
-  if (auto phases = module->getAttrOfType<ArrayAttr>("tp.collective_phases"))
-    for (Attribute p : phases)
-      collectivePhases.push_back(cast<StringAttr>(p).str());
-  if (auto mbs =
-          module->getAttrOfType<DenseI64ArrayAttr>("tp.collective_microbatches"))
-    for (int64_t m : mbs.asArrayRef())
-      collectiveMicrobatches.push_back(m);
   llvm::json::Array masks;
   if (auto m = module->getAttrOfType<ArrayAttr>("tp.axis_masks"))
     for (Attribute a : m)
@@ -269,9 +273,10 @@ FailureOr<Manifest> tp::buildManifest(ModuleOp module, func::FuncOp func,
                                    {"untie_merged",
                                     module->hasAttr("tp.untie_merged")}}},
       {"mesh", std::move(mesh)},
-      {"collective_sites", std::move(collectives)},
-      {"collective_phases", std::move(collectivePhases)},
-      {"collective_microbatches", std::move(collectiveMicrobatches)},
+      {"collective_sites", moduleStrings(module, "tp.collective_sites")},
+      {"collective_phases", moduleStrings(module, "tp.collective_phases")},
+      {"collective_microbatches",
+       moduleIntegers(module, "tp.collective_microbatches")},
       {"axis_masks", std::move(masks)}};
   if (auto p = module->getAttrOfType<DictionaryAttr>("tp.pipeline"))
     manifest.fields["pipeline"] = llvm::json::Object{

@@ -44,6 +44,12 @@ struct Manifest {
   std::string render() const;
 };
 
+/// A module attribute the lowering left for the manifest (site names and
+/// phases: an array of strings; microbatches: a dense i64 array) as JSON;
+/// empty where the module has none.
+llvm::json::Array moduleStrings(ModuleOp module, StringRef name);
+llvm::json::Array moduleIntegers(ModuleOp module, StringRef name);
+
 FailureOr<Manifest> buildManifest(ModuleOp module, func::FuncOp func,
                                   const std::vector<TensorInfo> &global,
                                   StringRef modelPath, StringRef modelSha256,

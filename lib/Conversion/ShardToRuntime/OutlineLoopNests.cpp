@@ -65,10 +65,7 @@ static Operation *bufferRoot(Value v, SymbolTable &symbols) {
 static void markNoAliasArguments(ModuleOp module) {
   SymbolTable symbols(module);
   DenseMap<Operation *, SmallVector<bool>> distinct;
-  module.walk([&](func::CallOp call) {
-    auto callee = symbols.lookup<func::FuncOp>(call.getCallee());
-    if (!callee || !tp::isOutlinedLoopNest(callee))
-      return;
+  for (auto [call, callee] : tp::loopNestCalls(module)) {
     auto it = distinct.try_emplace(
         callee, SmallVector<bool>(call.getNumOperands(), true)).first;
     SmallVector<Operation *> roots;
@@ -79,7 +76,7 @@ static void markNoAliasArguments(ModuleOp module) {
     for (auto [i, root] : llvm::enumerate(roots))
       if (!root || llvm::count(roots, root) > 1)
         it->second[i] = false;
-  });
+  }
   for (auto &[op, args] : distinct) {
     auto callee = cast<func::FuncOp>(op);
     for (auto [i, noAlias] : llvm::enumerate(args))

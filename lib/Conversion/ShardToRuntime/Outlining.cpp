@@ -54,6 +54,18 @@ bool tp::isOutlinedLoopNest(func::FuncOp func) {
          llvm::all_of(number, [](char c) { return c >= '0' && c <= '9'; });
 }
 
+SmallVector<std::pair<func::CallOp, func::FuncOp>>
+tp::loopNestCalls(ModuleOp module) {
+  SymbolTable symbols(module);
+  SmallVector<std::pair<func::CallOp, func::FuncOp>> calls;
+  module.walk([&](func::CallOp call) {
+    auto callee = symbols.lookup<func::FuncOp>(call.getCallee());
+    if (callee && isOutlinedLoopNest(callee))
+      calls.emplace_back(call, callee);
+  });
+  return calls;
+}
+
 void tp::keepOutOfLine(func::FuncOp func) {
   Builder b(func.getContext());
   func.setPrivate();

@@ -36,6 +36,11 @@ void keepOutOfLine(func::FuncOp func);
 std::string loopNestName(func::FuncOp func, int index);
 bool isOutlinedLoopNest(func::FuncOp func);
 
+/// Every call of an outlined loop nest in `module`, in order, with the
+/// nest it calls (callees found through one symbol table).
+SmallVector<std::pair<func::CallOp, func::FuncOp>>
+loopNestCalls(ModuleOp module);
+
 /// Constants that ops under `scope` read from outside it are cloned at the
 /// start of `block`. The outlined function then has them in its body instead
 /// of as arguments; and outlining, which redirects every use of a value it

@@ -22,19 +22,14 @@ struct TPTraceKernelSitesPass
     ModuleOp module = getOperation();
     OpBuilder b(module.getContext());
     Type i64 = b.getI64Type();
-    SmallVector<func::CallOp> calls;
-    module.walk([&](func::CallOp call) {
-      auto callee = module.lookupSymbol<func::FuncOp>(call.getCallee());
-      if (callee && tp::isOutlinedLoopNest(callee))
-        calls.push_back(call);
-    });
+    auto calls = tp::loopNestCalls(module);
     if (calls.empty())
       return;
     func::FuncOp begin = tp::declareRuntimeFunction(module, tp::kKernelBeginFn, {i64});
     func::FuncOp end = tp::declareRuntimeFunction(module, tp::kKernelEndFn, {i64});
     SmallVector<Attribute> sites, phases;
     SmallVector<int64_t> microbatches;
-    for (func::CallOp call : calls) {
+    for (func::CallOp call : llvm::make_first_range(calls)) {
       // Named by its ONNX node, else by the nest's function.
       std::string name = tp::onnxNodeName(call.getLoc());
       if (name.empty())

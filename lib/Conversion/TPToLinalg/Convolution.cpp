@@ -54,6 +54,33 @@ Value filled(OpBuilder &b, Location loc, RankedTensorType type, double v) {
   return buildFilled(b, loc, type, buildScalar(b, loc, type.getElementType(), v));
 }
 
+/// `lhs` [a, k] times `rhs` [k, b]: a linalg.matmul into a zero-filled
+/// [a, b].
+Value gemm(OpBuilder &b, Location loc, Value lhs, Value rhs) {
+  auto lhsType = cast<RankedTensorType>(lhs.getType());
+  auto type = RankedTensorType::get(
+      {lhsType.getDimSize(0),
+       cast<RankedTensorType>(rhs.getType()).getDimSize(1)},
+      lhsType.getElementType());
+  return linalg::MatmulOp::create(b, loc, TypeRange{type},
+                                  ValueRange{lhs, rhs},
+                                  buildZeroFilled(b, loc, type))
+      .getResult(0);
+}
+
+/// `v` with its dims permuted: result dim i is `v`'s dim perm[i].
+Value permuted(OpBuilder &b, Location loc, Value v, ArrayRef<int64_t> perm) {
+  auto type = cast<RankedTensorType>(v.getType());
+  SmallVector<int64_t> shape;
+  for (int64_t p : perm)
+    shape.push_back(type.getDimSize(p));
+  return linalg::TransposeOp::create(
+             b, loc, v,
+             tensor::EmptyOp::create(b, loc, shape, type.getElementType()),
+             perm)
+      .getResult()[0];
+}
+
 /// A conv with one group as im2col and one GEMM. The windows of the padded
 /// input are copied into columns in one of two layouts, chosen so that the
 /// copy's innermost loop runs along a long contiguous row of the input:
@@ -101,50 +128,34 @@ Value convAsGemm(OpBuilder &b, Location loc, ConvOp op, Value x) {
       [](OpBuilder &, Location, ValueRange a) { return a[0]; });
   Value filter = buildReshape(b, loc, op.getFilter(),
                               RankedTensorType::get({m, window}, f));
+  Value product;
+  SmallVector<int64_t> productShape, perm;
   if (outputMajor) {
     cols =
         buildReshape(b, loc, cols, RankedTensorType::get({window, windows}, f));
-    auto productType = RankedTensorType::get({m, windows}, f);
-    Value product =
-        linalg::MatmulOp::create(b, loc, TypeRange{productType},
-                                 ValueRange{filter, cols},
-                                 buildZeroFilled(b, loc, productType))
-            .getResult(0);
-    SmallVector<int64_t> mno = {m, n};
-    llvm::append_range(mno, o);
-    product = buildReshape(b, loc, product, RankedTensorType::get(mno, f));
-    if (n == 1)
-      return buildReshape(b, loc, product, outType);
-    SmallVector<int64_t> perm = {1, 0};
+    product = gemm(b, loc, filter, cols);
+    productShape = {m, n};
+    llvm::append_range(productShape, o);
+    perm = {1, 0};
     for (int64_t i = 0; i < r; ++i)
       perm.push_back(2 + i);
-    return linalg::TransposeOp::create(
-               b, loc, product,
-               tensor::EmptyOp::create(b, loc, outType.getShape(), f), perm)
-        .getResult()[0];
+  } else {
+    cols =
+        buildReshape(b, loc, cols, RankedTensorType::get({windows, window}, f));
+    product = gemm(b, loc, cols, permuted(b, loc, filter, {1, 0}));
+    productShape = {n};
+    llvm::append_range(productShape, o);
+    productShape.push_back(m);
+    perm = {0, r + 1};
+    for (int64_t i = 0; i < r; ++i)
+      perm.push_back(1 + i);
   }
-  cols = buildReshape(b, loc, cols, RankedTensorType::get({windows, window}, f));
-  Value filterT = linalg::TransposeOp::create(
-                      b, loc, filter,
-                      tensor::EmptyOp::create(b, loc, {window, m}, f),
-                      ArrayRef<int64_t>{1, 0})
-                      .getResult()[0];
-  auto productType = RankedTensorType::get({windows, m}, f);
-  Value product = linalg::MatmulOp::create(b, loc, TypeRange{productType},
-                                           ValueRange{cols, filterT},
-                                           buildZeroFilled(b, loc, productType))
-                      .getResult(0);
-  SmallVector<int64_t> nom = {n};
-  llvm::append_range(nom, o);
-  nom.push_back(m);
-  product = buildReshape(b, loc, product, RankedTensorType::get(nom, f));
-  SmallVector<int64_t> perm = {0, r + 1};
-  for (int64_t i = 0; i < r; ++i)
-    perm.push_back(1 + i);
-  return linalg::TransposeOp::create(
-             b, loc, product,
-             tensor::EmptyOp::create(b, loc, outType.getShape(), f), perm)
-      .getResult()[0];
+  product =
+      buildReshape(b, loc, product, RankedTensorType::get(productShape, f));
+  // One image: [M, 1, O...] is already [1, M, O...] in memory.
+  if (outputMajor && n == 1)
+    return buildReshape(b, loc, product, outType);
+  return permuted(b, loc, product, perm);
 }
 
 struct ConvLowering : OpRewritePattern<ConvOp> {

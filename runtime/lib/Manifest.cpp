@@ -231,9 +231,6 @@ Status ManifestParser::parse(const llvm::json::Object &root) {
     return s;
   if (Status s = readTensors(root, "results", m.results); !s)
     return s;
-  if (const llvm::json::Array *sites = root.getArray("collective_sites"))
-    for (const llvm::json::Value &s : *sites)
-      m.collectiveSites.push_back(s.getAsString().value_or("").str());
   auto strings = [&](const char *key, std::vector<std::string> &out) {
     if (const llvm::json::Array *a = root.getArray(key))
       for (const llvm::json::Value &s : *a)
@@ -244,6 +241,7 @@ Status ManifestParser::parse(const llvm::json::Object &root) {
       for (const llvm::json::Value &v : *a)
         out.push_back(v.getAsInteger().value_or(-1));
   };
+  strings("collective_sites", m.collectiveSites);
   strings("kernel_sites", m.kernelSites);
   strings("kernel_phases", m.kernelPhases);
   strings("collective_phases", m.collectivePhases);

@@ -71,6 +71,7 @@ private:
                                 std::optional<Location> at = std::nullopt);
   LogicalResult partitionOp(Operation *op);
   Value processIndex(ArrayRef<int> axes, Location loc);
+  Value blockStart(ArrayRef<int> axes, int64_t blockSize, Location loc);
   Operation *partitionSoftmax(Operation *op, Value x, Type type);
   bool partitionPartialSum(Operation *op);
 };
@@ -252,6 +253,17 @@ Value Partitioner::processIndex(ArrayRef<int> axes, Location loc) {
   return linear;
 }
 
+/// The first global index of this device's block of `blockSize` along
+/// `axes` (index-typed): its process index times the block's size. One op
+/// per statement: the order of a call's arguments is unspecified, and the
+/// IR would differ between compilers.
+Value Partitioner::blockStart(ArrayRef<int> axes, int64_t blockSize,
+                              Location loc) {
+  Value index = processIndex(axes, loc);
+  Value size = arith::ConstantIndexOp::create(b, loc, blockSize);
+  return arith::MulIOp::create(b, loc, index, size);
+}
+
 /// Softmax / LogSoftmax over a split axis: the max and the sum of
 /// exponentials along the axis are all-reduced (max, then sum) over the
 /// axes splitting it; the result keeps the split. Returns null when the
@@ -359,10 +371,8 @@ LogicalResult Partitioner::partitionOp(Operation *op) {
       int64_t sliceRows =
           cast<RankedTensorType>(operands[0].getType()).getDimSize(
               gather.getAxis());
-      Value idx = processIndex(vocabAxes, loc);
-      Value rows = arith::ConstantIndexOp::create(b, loc, sliceRows);
       Value offset = arith::IndexCastOp::create(
-          b, loc, b.getI64Type(), arith::MulIOp::create(b, loc, idx, rows));
+          b, loc, b.getI64Type(), blockStart(vocabAxes, sliceRows, loc));
       Value offsetTensor = tensor::FromElementsOp::create(
           b, loc, RankedTensorType::get({}, b.getI64Type()), offset);
       // Negative ids count from the end of the whole table (its real rows,
@@ -378,11 +388,7 @@ LogicalResult Partitioner::partitionOp(Operation *op) {
     ArrayRef<int> classAxes = outLayouts[0].dims.back();
     if (!classAxes.empty()) {
       int64_t depth = cast<RankedTensorType>(types[0]).getShape().back();
-      // One op per statement: the order of a call's arguments is
-      // unspecified, and the IR would differ between compilers.
-      Value index = processIndex(classAxes, loc);
-      Value depthValue = arith::ConstantIndexOp::create(b, loc, depth);
-      Value first = arith::MulIOp::create(b, loc, index, depthValue);
+      Value first = blockStart(classAxes, depth, loc);
       Value firstI64 = arith::IndexCastOp::create(b, loc, b.getI64Type(), first);
       Value base = tensor::ExtractOp::create(b, loc, operands[1], ValueRange{});
       Value offset = arith::AddIOp::create(b, loc, base, firstI64);
@@ -402,9 +408,7 @@ LogicalResult Partitioner::partitionOp(Operation *op) {
         first = arith::ConstantIndexOp::create(b, loc, 0);
       } else {
         split = true;
-        Value index = processIndex(axes, loc);
-        Value size = arith::ConstantIndexOp::create(b, loc, local.getDimSize(d));
-        first = arith::MulIOp::create(b, loc, index, size);
+        first = blockStart(axes, local.getDimSize(d), loc);
       }
       Value firstI64 = arith::IndexCastOp::create(b, loc, b.getI64Type(), first);
       offsets.push_back(tensor::FromElementsOp::create(

@@ -21,7 +21,7 @@ from .training import SGD, AdamW, TrainStep, train_step
 
 __all__ = [
     "AdamW", "ColwiseParallel", "CompiledModule", "DeviceMesh", "Error",
-    "NoParallel", "dropout_mask", "ParallelStyle", "RowwiseParallel", "SGD",
-    "SequenceParallel", "TrainStep", "init_device_mesh", "parallelize_module",
-    "train_step",
+    "NoParallel", "ParallelStyle", "RowwiseParallel", "SGD",
+    "SequenceParallel", "TrainStep", "dropout_mask", "init_device_mesh",
+    "parallelize_module", "train_step",
 ]

@@ -181,14 +181,18 @@ static void addManifestHash(llvm::Module &module, StringRef manifestText) {
 }
 
 /// The libraries program.so links: MLIR's C runner utilities (memrefCopy
-/// for strided copies) and libm; for CUDA also libtprt_cuda, the CUDA
+/// for strided copies) and libm; LLVM's OpenMP runtime (Debian's libomp5)
+/// where parallel loop nests call it; for CUDA also libtprt_cuda, the CUDA
 /// runtime (mgpu* launches, the allocator, cuBLAS GEMMs, NCCL collectives)
 /// the program calls, so that every symbol resolves now rather than at load.
-static SmallVector<std::string> linkArguments(const Target &target) {
+static SmallVector<std::string> linkArguments(const Target &target,
+                                              bool openmp) {
   SmallVector<std::string> args = {
       std::string("-L") + TP_MLIR_LIBRARY_DIR,
       std::string("-Wl,-rpath,") + TP_MLIR_LIBRARY_DIR,
       "-lmlir_c_runner_utils", "-lm"};
+  if (openmp)
+    args.push_back("-l:libomp.so.5");
   if (target.cuda)
     for (std::string a :
          {std::string("-L") + TP_RUNTIME_LIBRARY_DIR,
@@ -427,6 +431,8 @@ LogicalResult tp::emitProgram(ModuleOp module,
   llvmModule->setTargetTriple(triple);
   // Split before -O2, whose module passes would walk every instruction of
   // the straight-line functions too (seconds for a deep model's step).
+  // Parallel loop nests fork OpenMP teams (tp-outline-loop-nests).
+  bool openmp = llvmModule->getFunction("__kmpc_fork_call") != nullptr;
   if (!options.target.cuda) {
     TimingScope deadArgumentsTiming =
         timing.nest("drop loop nests' dead arguments");
@@ -516,7 +522,7 @@ LogicalResult tp::emitProgram(ModuleOp module,
   std::string ccPath = *cc;
   std::string objStr(objPath), straightObjStr(straightObjPath),
       tmpStr(tmpSo);
-  SmallVector<std::string> libs = linkArguments(options.target);
+  SmallVector<std::string> libs = linkArguments(options.target, openmp);
   SmallVector<StringRef> argv = {ccPath, "-shared", "-o", tmpStr, objStr};
   if (straight)
     argv.push_back(straightObjStr);

@@ -257,9 +257,9 @@ public:
       if (localRanks.size() == 1) {
         runOne(0);
       } else {
-        // The ranks share this machine's cores; so do their GEMMs.
+        // The ranks share this machine's cores: so do their GEMMs and loop nests.
         int cores = std::max(1u, std::thread::hardware_concurrency());
-        setGemmThreads(std::max(1, cores / int(localRanks.size())));
+        setRankThreads(std::max(1, cores / int(localRanks.size())));
         std::vector<std::thread> threads;
         for (size_t i = 0; i < localRanks.size(); ++i)
           threads.emplace_back(runOne, i);

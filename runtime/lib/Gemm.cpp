@@ -4,6 +4,8 @@
 #include "tprt/tprt.h"
 #include "tprt/Watchdog.h"
 
+#include <algorithm>
+#include <atomic>
 #include <cblas.h>
 #include <chrono>
 
@@ -54,4 +56,16 @@ void tprt::recordGemms(int64_t m, int64_t n, int64_t k, int64_t count,
   st.seconds += std::chrono::duration<double>(now - start).count();
 }
 
-void tprt::setGemmThreads(int threads) { openblas_set_num_threads(threads); }
+// 0 until setRankThreads: then as many as OpenBLAS uses (its own
+// OPENBLAS_NUM_THREADS or the machine's cores), as an MPI rank does.
+static std::atomic<int> rankThreads{0};
+
+void tprt::setRankThreads(int threads) {
+  openblas_set_num_threads(threads);
+  rankThreads.store(threads, std::memory_order_relaxed);
+}
+
+extern "C" int64_t tprt_loop_threads() {
+  int threads = rankThreads.load(std::memory_order_relaxed);
+  return threads > 0 ? threads : std::max(1, openblas_get_num_threads());
+}

@@ -510,9 +510,9 @@ int main(int argc, char **argv) {
           !s)
         return finish(fail("--trace " + traceFile + ": " + s.message()));
   } else {
-    // The ranks share this machine's cores; so do their GEMMs.
+    // The ranks share this machine's cores: so do their GEMMs and loop nests.
     int cores = std::max(1u, std::thread::hardware_concurrency());
-    setGemmThreads(std::max(1, cores / numRanks));
+    setRankThreads(std::max(1, cores / numRanks));
     auto world = createThreadsWorld(m.mesh);
     for (int r = 0; r < numRanks; ++r)
       if (Status s = prepareRank(m, r, feeds, *weights, stepOptions,

@@ -173,7 +173,19 @@ def TPLinalgToLoops : Pass<"tp-linalg-to-loops"> {
     A `memref.copy` between strided views becomes a `linalg.copy` first,
     hence a loop nest: lowered as a copy it would call the C runner's
     `memrefCopy`, which walks the view an element at a time.
+
+    The outer loops of a nest whose iterations are independent (the fewest
+    of the op's leading parallel dims that make 16 iterations, never the
+    innermost of several, kept for the vectorizer) become one
+    `scf.parallel` over their linearized range when the whole nest runs at
+    least `min-parallel-iterations` times: tp-outline-loop-nests splits it
+    into one chunk per thread.
   }];
+  let options = [
+    Option<"minParallelIterations", "min-parallel-iterations", "int64_t",
+           /*default=*/"32768",
+           "Nests of fewer iterations stay serial (0: every nest does)">
+  ];
   let dependentDialects = ["::mlir::affine::AffineDialect",
                            "::mlir::arith::ArithDialect",
                            "::mlir::linalg::LinalgDialect",
@@ -208,9 +220,18 @@ def TPOutlineLoopNests : Pass<"tp-outline-loop-nests", "::mlir::ModuleOp"> {
     buffers may overlap). Without it LLVM assumes that a nest's stores may
     change what it loads: short rows stay scalar (im2col's) and every
     vectorized loop is guarded by overlap checks.
+
+    A 1-D `scf.parallel` at the top level (tp-linalg-to-loops' independent
+    outer loops) becomes an OpenMP parallel loop with one contiguous chunk
+    of its range per thread (`num_threads` from `tprt_loop_threads()`, the
+    rank's share of the cores); each chunk is an `scf.for` over that range,
+    outlined as any nest, so its inner loops and `noalias` arguments are
+    those of a serial nest.
   }];
-  let dependentDialects = ["::mlir::func::FuncDialect",
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::func::FuncDialect",
                            "::mlir::LLVM::LLVMDialect",
+                           "::mlir::omp::OpenMPDialect",
                            "::mlir::scf::SCFDialect"];
 }
 

@@ -28,6 +28,8 @@ constexpr const char *kSgemmBatchedFn = "tprt_sgemm_batched";
 /// Around each loop nest's call, for tp-run --trace (tprt/Trace.h).
 constexpr const char *kKernelBeginFn = "tprt_kernel_begin";
 constexpr const char *kKernelEndFn = "tprt_kernel_end";
+/// The threads a rank's parallel loop nests may use (OpenMP's team size).
+constexpr const char *kLoopThreadsFn = "tprt_loop_threads";
 /// The CUDA target's entry points (tprt_cuda.h): device buffers, ordered
 /// after the kernels launched before them.
 constexpr const char *kCudaAllReduceFn = "tprt_cuda_all_reduce";

@@ -6,6 +6,8 @@
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/MemRef/Utils/MemRefUtils.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/SCF/Utils/Utils.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace mlir::tp {
@@ -17,18 +19,86 @@ using namespace mlir;
 
 namespace {
 
-/// A linalg op on buffers becomes its scf.for nest.
+/// Chunks enough to share among a machine's threads with little
+/// imbalance: 16 split over 2 or 4 threads evenly, 17 over 2 at most 6% off.
+constexpr int64_t kMinParallelTrips = 16;
+
+/// How many of the op's outer loops run in parallel: the fewest leading
+/// parallel dims that make kMinParallelTrips iterations (or all of them),
+/// but never the innermost of several, which stays a constant-bound loop
+/// for the vectorizer; none where the whole nest runs fewer than
+/// `minIterations` times (a fork would cost more than it saves) or a shape
+/// is not static. Fewer dims, fewer divisions: a loop coalesced from
+/// several recovers each index with a division per iteration.
+static unsigned parallelLoopCount(linalg::LinalgOp op, int64_t minIterations) {
+  if (minIterations <= 0)
+    return 0;
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  if (ranges.empty() || llvm::any_of(ranges, ShapedType::isDynamic))
+    return 0;
+  int64_t iterations = 1;
+  for (int64_t r : ranges)
+    iterations *= r;
+  if (iterations < minIterations)
+    return 0;
+  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+  unsigned candidates = ranges.size() > 1 ? ranges.size() - 1 : 1;
+  unsigned count = 0;
+  int64_t trips = 1;
+  while (count < candidates && trips < kMinParallelTrips &&
+         iterators[count] == utils::IteratorType::parallel)
+    trips *= ranges[count++];
+  return trips > 1 ? count : 0;
+}
+
+/// The perfectly nested `loops` (outermost first, each iteration
+/// independent) as one 1-D scf.parallel over their linearized range, which
+/// tp-outline-loop-nests splits into one chunk per thread.
+static void toParallelLoop(RewriterBase &rewriter,
+                           SmallVector<scf::ForOp> loops) {
+  if (loops.size() > 1)
+    (void)coalesceLoops(rewriter, loops);
+  scf::ForOp loop = loops.front();
+  rewriter.setInsertionPoint(loop);
+  auto parallel = scf::ParallelOp::create(
+      rewriter, loop.getLoc(), ValueRange{loop.getLowerBound()},
+      ValueRange{loop.getUpperBound()}, ValueRange{loop.getStep()});
+  Block *body = parallel.getBody();
+  rewriter.eraseOp(body->getTerminator());
+  rewriter.mergeBlocks(loop.getBody(), body, parallel.getInductionVars());
+  // The for's yield becomes the parallel loop's (empty) reduce.
+  Operation *yield = body->getTerminator();
+  rewriter.setInsertionPoint(yield);
+  scf::ReduceOp::create(rewriter, yield->getLoc());
+  rewriter.eraseOp(yield);
+  rewriter.eraseOp(loop);
+}
+
+/// A linalg op on buffers becomes its scf.for nest; the outer loops of a
+/// big enough nest whose iterations are independent become one
+/// scf.parallel.
 struct LinalgOpToLoops : OpInterfaceRewritePattern<linalg::LinalgOp> {
-  using OpInterfaceRewritePattern::OpInterfaceRewritePattern;
+  LinalgOpToLoops(MLIRContext *ctx, int64_t minParallelIterations)
+      : OpInterfaceRewritePattern(ctx),
+        minParallelIterations(minParallelIterations) {}
   LogicalResult matchAndRewrite(linalg::LinalgOp op,
                                 PatternRewriter &rewriter) const override {
     if (!op.hasPureBufferSemantics())
       return rewriter.notifyMatchFailure(op, "not on buffers");
-    if (failed(linalg::linalgOpToLoops(rewriter, op)))
+    unsigned parallel = parallelLoopCount(op, minParallelIterations);
+    FailureOr<linalg::LinalgLoops> loops = linalg::linalgOpToLoops(rewriter, op);
+    if (failed(loops))
       return rewriter.notifyMatchFailure(op, "no loop nest");
     rewriter.eraseOp(op);
+    if (parallel && loops->size() >= parallel) {
+      SmallVector<scf::ForOp> outer;
+      for (Operation *loop : ArrayRef(*loops).take_front(parallel))
+        outer.push_back(cast<scf::ForOp>(loop));
+      toParallelLoop(rewriter, outer);
+    }
     return success();
   }
+  int64_t minParallelIterations;
 };
 
 /// A copy between strided views (a slice written into or read out of a
@@ -57,6 +127,7 @@ static void stridedCopiesToLinalg(Operation *root) {
 
 struct TPLinalgToLoopsPass
     : tp::impl::TPLinalgToLoopsBase<TPLinalgToLoopsPass> {
+  using Base::Base;
   void runOnOperation() override {
     MLIRContext *ctx = &getContext();
     stridedCopiesToLinalg(getOperation());
@@ -71,7 +142,7 @@ struct TPLinalgToLoopsPass
         ops.push_back(op);
     });
     RewritePatternSet patterns(ctx);
-    patterns.add<LinalgOpToLoops>(ctx);
+    patterns.add<LinalgOpToLoops>(ctx, minParallelIterations);
     memref::DimOp::getCanonicalizationPatterns(patterns, ctx);
     affine::AffineApplyOp::getCanonicalizationPatterns(patterns, ctx);
     GreedyRewriteConfig config;

@@ -35,10 +35,14 @@ struct TPTraceKernelSitesPass
       if (name.empty())
         name = call.getCallee().str();
       Location loc = call.getLoc();
-      b.setInsertionPoint(call);
+      // A parallel nest's chunks are timed together, on the rank's thread.
+      Operation *nest =
+          call->getParentOfType<func::FuncOp>().getBody().front()
+              .findAncestorOpInBlock(*call);
+      b.setInsertionPoint(nest);
       Value site = arith::ConstantIntOp::create(b, loc, i64, sites.size());
       func::CallOp::create(b, loc, begin, site);
-      b.setInsertionPointAfter(call);
+      b.setInsertionPointAfter(nest);
       func::CallOp::create(b, loc, end, site);
       sites.push_back(b.getStringAttr(name));
       phases.push_back(b.getStringAttr(tp::stepPhase(loc)));

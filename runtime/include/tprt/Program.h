@@ -53,8 +53,10 @@ int64_t temporaryPeak();
 /// reuse), for all ranks of the process.
 int64_t reservedProgramBytes();
 
-/// Threads each GEMM may use (OpenBLAS); ranks that are threads share cores.
-void setGemmThreads(int threads);
+/// Threads each GEMM (OpenBLAS's) and each parallel loop nest (an OpenMP
+/// team) of a rank may use; ranks that are threads share cores. Until it
+/// is called, loop nests use as many as OpenBLAS does.
+void setRankThreads(int threads);
 
 /// One rank's result buffers (zeroed, in the manifest's order), given its
 /// argument buffers: an in-place update's result takes its argument's

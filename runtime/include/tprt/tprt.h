@@ -75,6 +75,10 @@ void tprt_sgemm_batched(int64_t a, int64_t b, int64_t c, int64_t batch,
 void tprt_kernel_begin(int64_t site);
 void tprt_kernel_end(int64_t site);
 
+/* How many threads the calling rank's parallel loop nests may use (the
+ * OpenMP team each splits its range over): the rank's share of the cores. */
+int64_t tprt_loop_threads(void);
+
 /* This rank's index within its group along `axes_mask` (major axis first). */
 int64_t tprt_axis_index(int64_t axes_mask);
 

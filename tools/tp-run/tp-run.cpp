@@ -66,6 +66,13 @@ cl::opt<int> ranksOpt("ranks",
                       cl::desc("In-process ranks (threads backend); default: "
                                "the program's mesh size"),
                       cl::init(0), cl::cat(category));
+cl::opt<int> threadsOpt(
+    "threads-per-rank",
+    cl::desc("Threads per rank for its GEMMs (OpenBLAS) and its parallel "
+             "loop nests (OpenMP); default: the machine's cores divided "
+             "among the in-process ranks (threads backend), else "
+             "OpenBLAS's own count (OPENBLAS_NUM_THREADS, or every core)"),
+    cl::init(0), cl::cat(category));
 cl::opt<std::string> backend("backend",
                              cl::desc("threads (ranks are threads of this "
                                       "process; CUDA programs share GPU 0), "
@@ -281,6 +288,9 @@ int main(int argc, char **argv) {
     return fail("--steps " + std::to_string(steps) + ": N >= 1");
   if (ranksOpt.getNumOccurrences() && ranksOpt < 1)
     return fail("--ranks " + std::to_string(ranksOpt) + ": N >= 1");
+  if (threadsOpt.getNumOccurrences() && threadsOpt < 1)
+    return fail("--threads-per-rank " + std::to_string(threadsOpt) +
+                ": N >= 1");
   bool nccl = backend == "nccl";
   if (backend != "mpi" && backend != "threads" && !nccl)
     return fail("unknown --backend '" + backend + "' (threads, mpi or nccl)");
@@ -477,6 +487,8 @@ int main(int argc, char **argv) {
   auto timeout = std::chrono::milliseconds(int64_t(timeoutSeconds * 1000));
   // A rank that stops anywhere (not only in a collective) ends the run
   // after --timeout, as Ctrl-C does at once.
+  if ((mpi || nccl) && threadsOpt)
+    setRankThreads(threadsOpt);
   if (mpi || nccl)
     startWatchdog(worldRank, 1, timeout, stepCount(m, stepOptions));
   else
@@ -512,7 +524,7 @@ int main(int argc, char **argv) {
   } else {
     // The ranks share this machine's cores: so do their GEMMs and loop nests.
     int cores = std::max(1u, std::thread::hardware_concurrency());
-    setRankThreads(std::max(1, cores / numRanks));
+    setRankThreads(threadsOpt ? int(threadsOpt) : std::max(1, cores / numRanks));
     auto world = createThreadsWorld(m.mesh);
     for (int r = 0; r < numRanks; ++r)
       if (Status s = prepareRank(m, r, feeds, *weights, stepOptions,

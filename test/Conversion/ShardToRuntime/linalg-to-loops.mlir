@@ -73,3 +73,85 @@ func.func @strided_copy(%in: memref<4x4xf32>, %wide: memref<8x8xf32>, %same: mem
   memref.copy %wide, %same : memref<8x8xf32> to memref<8x8xf32>
   return
 }
+
+// -----
+
+// Parallel nests, with the threshold lowered to 64 iterations (default
+// 32768): the fewest leading parallel loops that make 16 iterations, never
+// the innermost of several, become one scf.parallel over their linearized
+// range (delinearized once per iteration); tp-outline-loop-nests splits it
+// among threads. A reduction's loop never does (col_sums: its first loop
+// adds into every output); a 1-D op's only loop does (the chunk is then
+// its contiguous run); a nest under the threshold stays serial (small), as
+// every nest does with the default threshold (the CHECK run above).
+// RUN: tp-opt %s -split-input-file --pass-pipeline='builtin.module(func.func(tp-linalg-to-loops{min-parallel-iterations=64}))' | FileCheck %s --check-prefix=PAR
+// RUN: tp-opt %s -split-input-file --pass-pipeline='builtin.module(func.func(tp-linalg-to-loops{min-parallel-iterations=0}))' | FileCheck %s --check-prefix=SERIAL
+// SERIAL-NOT: scf.parallel
+
+// PAR-LABEL: func.func @rows
+// PAR-DAG: %[[C16:.*]] = arith.constant 16 : index
+// PAR-DAG: %[[C32:.*]] = arith.constant 32 : index
+// PAR: scf.parallel (%[[P:.*]]) = (%{{.*}}) to (%[[C32]]) step (%{{.*}}) {
+// PAR-NEXT: %[[IJ:.*]]:2 = affine.delinearize_index %[[P]] into (4, 8)
+// PAR-NEXT: scf.for %[[K:.*]] = %{{.*}} to %[[C16]]
+// PAR-NEXT: memref.load %{{.*}}[%[[IJ]]#0, %[[IJ]]#1, %[[K]]]
+// PAR: scf.reduce
+// PAR-LABEL: func.func @row_sums
+// PAR: scf.parallel (%[[R:.*]]) = (%{{.*}}) to (%{{.*}}) step
+// PAR-NEXT: scf.for
+// PAR-LABEL: func.func @col_sums
+// PAR-NOT: scf.parallel
+// PAR: scf.for
+// PAR-LABEL: func.func @vector
+// PAR: scf.parallel (%[[V:.*]]) = (%{{.*}}) to (%{{.*}}) step
+// PAR-NEXT: memref.load %{{.*}}[%[[V]]]
+// PAR-LABEL: func.func @small
+// PAR-NOT: scf.parallel
+// PAR: scf.for
+// PAR-NOT: scf.parallel
+#id3 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+func.func @rows(%a: memref<4x8x16xf32>, %out: memref<4x8x16xf32>) {
+  linalg.generic {indexing_maps = [#id3, #id3], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%a : memref<4x8x16xf32>) outs(%out : memref<4x8x16xf32>) {
+  ^bb0(%x: f32, %y: f32):
+    %s = arith.addf %x, %x : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+func.func @row_sums(%a: memref<32x64xf32>, %out: memref<32xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]}
+      ins(%a : memref<32x64xf32>) outs(%out : memref<32xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %s = arith.addf %x, %acc : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+func.func @col_sums(%a: memref<32x64xf32>, %out: memref<64xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>], iterator_types = ["reduction", "parallel"]}
+      ins(%a : memref<32x64xf32>) outs(%out : memref<64xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %s = arith.addf %x, %acc : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+func.func @vector(%a: memref<128xf32>, %out: memref<128xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+      ins(%a : memref<128xf32>) outs(%out : memref<128xf32>) {
+  ^bb0(%x: f32, %y: f32):
+    %s = arith.addf %x, %x : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+func.func @small(%a: memref<4x8xf32>, %out: memref<4x8xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
+      ins(%a : memref<4x8xf32>) outs(%out : memref<4x8xf32>) {
+  ^bb0(%x: f32, %y: f32):
+    %s = arith.addf %x, %x : f32
+    linalg.yield %s : f32
+  }
+  return
+}

@@ -57,3 +57,37 @@ func.func @stage(%a: memref<8xf32>) {
   call @stage_loop0(%a) : (memref<8xf32>) -> () loc(fused<"microbatch 2">["/fc2/Gemm"(fused<"backward">[unknown])])
   return
 }
+
+// -----
+
+// A parallel nest (tp-outline-loop-nests' OpenMP team calling the nest per
+// chunk): the whole team is timed, on the rank's own thread, not each
+// chunk on the team's threads.
+// RUN: tp-opt %s -split-input-file --tp-trace-kernel-sites | FileCheck %s --check-prefix=TEAM
+// TEAM-LABEL: func.func @team
+// TEAM: call @tprt_kernel_begin(%{{.*}})
+// TEAM-NEXT: omp.parallel
+// TEAM-NOT: tprt_kernel
+// TEAM: call @team_loop0(
+// TEAM-NOT: tprt_kernel
+// TEAM: omp.terminator
+// TEAM-NEXT: }
+// TEAM-NEXT: call @tprt_kernel_end(%{{.*}})
+// TEAM-NEXT: return
+func.func private @team_loop0(%a: memref<8xf32>, %lo: index, %hi: index) attributes {no_inline} {
+  return
+}
+func.func @team(%a: memref<8xf32>, %threads: i32, %chunk: index) {
+  %c0 = arith.constant 0 : index
+  %c8 = arith.constant 8 : index
+  omp.parallel num_threads(%threads : i32) {
+    omp.wsloop {
+      omp.loop_nest (%lo) : index = (%c0) to (%c8) step (%chunk) {
+        func.call @team_loop0(%a, %lo, %c8) : (memref<8xf32>, index, index) -> ()
+        omp.yield
+      }
+    }
+    omp.terminator
+  }
+  return
+}

@@ -63,6 +63,18 @@ Value transposedSource(PatternRewriter &rewriter, Value operand,
   return source;
 }
 
+/// Which operands `op` reads transposed, if its maps are a GEMM's.
+template <typename MatmulTy>
+std::optional<std::pair<bool, bool>> gemmTransposes(MatmulTy op) {
+  bool batched = std::is_same_v<MatmulTy, linalg::BatchMatmulOp>;
+  for (bool a : {false, true})
+    for (bool b : {false, true})
+      if (op.getIndexingMapsArray() ==
+          ArrayRef(tp::gemmIndexingMaps(op.getContext(), batched, a, b)))
+        return std::make_pair(a, b);
+  return std::nullopt;
+}
+
 template <typename MatmulTy>
 struct FoldTransposeIntoMatmul : OpRewritePattern<MatmulTy> {
   using OpRewritePattern<MatmulTy>::OpRewritePattern;
@@ -74,12 +86,7 @@ struct FoldTransposeIntoMatmul : OpRewritePattern<MatmulTy> {
       return failure();
     // Which operands the GEMM already reads transposed (a transpose folded
     // before, or the backward pass's product with a transposed operand).
-    std::optional<std::pair<bool, bool>> trans;
-    for (bool a : {false, true})
-      for (bool b : {false, true})
-        if (op.getIndexingMapsArray() ==
-            ArrayRef(tp::gemmIndexingMaps(ctx, batched, a, b)))
-          trans = {a, b};
+    std::optional<std::pair<bool, bool>> trans = gemmTransposes(op);
     if (!trans)
       return failure();
     // Both operands may be the same transpose: each op is erased once.
@@ -113,6 +120,55 @@ struct FoldTransposeIntoMatmul : OpRewritePattern<MatmulTy> {
   }
 };
 
+/// A transpose of a GEMM's product (a weight's gradient computed as
+/// [in, out] and stored as the weight's [out, in]) is the product of the
+/// operands swapped, each read the other way: (op(A) op(B))^T =
+/// op(B)^T op(A)^T. The GEMM writes the transposed product itself (its
+/// zero-filled init made in the transposed shape) instead of a strided
+/// copy after it.
+template <typename MatmulTy>
+struct FoldTransposeOfMatmul : OpRewritePattern<linalg::TransposeOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(linalg::TransposeOp transpose,
+                                PatternRewriter &rewriter) const override {
+    bool batched = std::is_same_v<MatmulTy, linalg::BatchMatmulOp>;
+    int64_t rank = batched ? 3 : 2;
+    auto op = transpose.getInput().template getDefiningOp<MatmulTy>();
+    if (!op || !op.hasPureTensorSemantics() ||
+        transpose.getPermutation() != ArrayRef(tp::swapLastTwo(rank)))
+      return failure();
+    // Only where nothing else reads the product (ops already dead aside).
+    for (Operation *user : op->getUsers())
+      if (user != transpose && !isOpTriviallyDead(user))
+        return failure();
+    std::optional<std::pair<bool, bool>> trans = gemmTransposes(op);
+    auto fill = op.getOutputs()[0].template getDefiningOp<linalg::FillOp>();
+    if (!trans || !fill || !fill.getOutputs()[0].template getDefiningOp<tensor::EmptyOp>())
+      return failure();
+    Location loc = op.getLoc();
+    auto type = cast<RankedTensorType>(transpose.getResult()[0].getType());
+    Value init = tensor::EmptyOp::create(rewriter, loc, type.getShape(),
+                                         type.getElementType());
+    init = linalg::FillOp::create(rewriter, fill.getLoc(),
+                                  fill.getInputs()[0], init)
+               .getResult(0);
+    auto swapped = MatmulTy::create(
+        rewriter, loc, TypeRange{type},
+        ValueRange{op.getInputs()[1], op.getInputs()[0]}, ValueRange{init});
+    swapped.setIndexingMapsAttr(rewriter.getAffineMapArrayAttr(
+        tp::gemmIndexingMaps(op.getContext(), batched, !trans->second,
+                             !trans->first)));
+    // What fed only the transpose goes with it, users first.
+    SmallVector<Operation *> fed = {transpose.getInit().getDefiningOp(), op,
+                                    fill, fill.getOutputs()[0].getDefiningOp()};
+    rewriter.replaceOp(transpose, swapped->getResults());
+    for (Operation *def : fed)
+      if (def && def->use_empty())
+        rewriter.eraseOp(def);
+    return success();
+  }
+};
+
 } // namespace
 
 SmallVector<AffineMap, 3> tp::gemmIndexingMaps(MLIRContext *ctx, bool batched,
@@ -136,5 +192,11 @@ SmallVector<AffineMap, 3> tp::gemmIndexingMaps(MLIRContext *ctx, bool batched,
 void tp::populateFoldTransposeIntoMatmulPatterns(RewritePatternSet &patterns) {
   patterns.add<FoldTransposeIntoMatmul<linalg::MatmulOp>,
                FoldTransposeIntoMatmul<linalg::BatchMatmulOp>>(
+      patterns.getContext());
+}
+
+void tp::populateFoldTransposeOfMatmulPatterns(RewritePatternSet &patterns) {
+  patterns.add<FoldTransposeOfMatmul<linalg::MatmulOp>,
+               FoldTransposeOfMatmul<linalg::BatchMatmulOp>>(
       patterns.getContext());
 }

@@ -17,6 +17,9 @@ void populateFlattenWeightGradientPatterns(RewritePatternSet &patterns);
 /// After lowering: GEMMs read transposed operands through their indexing
 /// maps instead of a materialized linalg.transpose.
 void populateFoldTransposeIntoMatmulPatterns(RewritePatternSet &patterns);
+/// After lowering: a GEMM whose product is only read transposed computes
+/// the transposed product (operands swapped, each read the other way).
+void populateFoldTransposeOfMatmulPatterns(RewritePatternSet &patterns);
 } // namespace mlir::tp
 
 #endif // TP_LIB_CONVERSION_TPTOLINALG_PATTERNS_H

@@ -53,23 +53,30 @@ struct TPLowerToLinalgPass
                                       std::move(patterns))))
       return signalPassFailure();
 
+    // Folded again into the GEMM it makes: the backward pass's transpose
+    // of a weight that the model transposed is read as the weight.
     SmallVector<Operation *> gemms;
     getOperation()->walk([&](Operation *op) {
       if (isa<linalg::MatmulOp, linalg::BatchMatmulOp>(op))
         gemms.push_back(op);
     });
+    GreedyRewriteConfig andNew = onlyThese;
+    andNew.setStrictness(GreedyRewriteStrictness::ExistingAndNewOps);
     RewritePatternSet folds(&getContext());
     populateFoldTransposeIntoMatmulPatterns(folds);
-    (void)applyOpPatternsGreedily(gemms, std::move(folds), onlyThese);
+    (void)applyOpPatternsGreedily(gemms, std::move(folds), andNew);
 
     // A transpose of a transpose is one (or none): a filter's gradient is
     // computed as [C, M, K...] and turned to [M, C, K...], which undoes
     // the [M, N, ...] -> [N, M, ...] move of its conv's GEMM product.
+    // Then a transpose of a GEMM's product (a weight's gradient computed
+    // as [in, out] for a weight stored [out, in]) is the GEMM's own.
     SmallVector<Operation *> transposes;
     getOperation()->walk(
         [&](linalg::TransposeOp op) { transposes.push_back(op); });
     RewritePatternSet composed(&getContext());
     linalg::TransposeOp::getCanonicalizationPatterns(composed, &getContext());
+    populateFoldTransposeOfMatmulPatterns(composed);
     GreedyRewriteConfig transposesOnly;
     transposesOnly.setStrictness(GreedyRewriteStrictness::ExistingAndNewOps);
     transposesOnly.enableConstantCSE(false);

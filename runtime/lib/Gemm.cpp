@@ -18,10 +18,11 @@ void tprt_sgemm(int64_t a, int64_t b, int64_t c, int64_t m, int64_t n,
   auto start = std::chrono::steady_clock::now();
   markGemm(m, n, k);
   bool ta = trans & TPRT_TRANS_A, tb = trans & TPRT_TRANS_B;
+  float beta = trans & TPRT_OVERWRITE ? 0.0f : 1.0f;
   cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans,
               tb ? CblasTrans : CblasNoTrans, int(m), int(n), int(k), 1.0f,
               reinterpret_cast<const float *>(a), int(ta ? m : k),
-              reinterpret_cast<const float *>(b), int(tb ? k : n), 1.0f,
+              reinterpret_cast<const float *>(b), int(tb ? k : n), beta,
               reinterpret_cast<float *>(c), int(n));
   markProgress(Activity::Code, "after a GEMM");
   recordGemms(m, n, k, 1, start);

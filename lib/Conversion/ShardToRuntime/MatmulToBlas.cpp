@@ -5,6 +5,8 @@
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 
 namespace mlir::tp {
 #define GEN_PASS_DEF_TPLOWERMATMULTOBLAS
@@ -41,6 +43,23 @@ std::optional<int32_t> transposedOperands(linalg::LinalgOp op) {
   return std::nullopt;
 }
 
+/// The zero fill of `op`'s product buffer right before it (only ops that
+/// touch no memory in between), which the GEMM makes redundant when it
+/// overwrites the buffer (TPRT_OVERWRITE) instead of adding to it.
+linalg::FillOp zeroFillBefore(linalg::LinalgOp op) {
+  Value c = op.getDpsInits()[0];
+  for (Operation *prev = op->getPrevNode(); prev; prev = prev->getPrevNode()) {
+    if (auto fill = dyn_cast<linalg::FillOp>(prev))
+      return fill.hasPureBufferSemantics() && fill.getOutputs()[0] == c &&
+                     matchPattern(fill.getInputs()[0], m_AnyZeroFloat())
+                 ? fill
+                 : nullptr;
+    if (!isMemoryEffectFree(prev))
+      return nullptr;
+  }
+  return nullptr;
+}
+
 struct TPLowerMatmulToBlasPass
     : tp::impl::TPLowerMatmulToBlasBase<TPLowerMatmulToBlasPass> {
   using Base::Base;
@@ -66,8 +85,14 @@ struct TPLowerMatmulToBlasPass
                    getElementTypeOrSelf(v.getType()) == elem;
           }))
         return;
-      if (std::optional<int32_t> trans = transposedOperands(op))
-        matmuls.push_back({op, *trans});
+      std::optional<int32_t> trans = transposedOperands(op);
+      if (!trans)
+        return;
+      if (linalg::FillOp fill = zeroFillBefore(op)) {
+        fill->erase();
+        *trans |= TPRT_OVERWRITE;
+      }
+      matmuls.push_back({op, *trans});
     });
     for (auto [op, trans] : matmuls) {
       b.setInsertionPoint(op);

@@ -59,12 +59,15 @@ void tprt_send(int64_t src, int64_t count, int32_t dtype, int64_t axes_mask,
 void tprt_recv(int64_t dst, int64_t count, int32_t dtype, int64_t axes_mask,
                int64_t peer_index, int64_t site);
 
-/* Which GEMM operands are stored transposed: A as [K,M], B as [N,K]. */
-enum { TPRT_TRANS_A = 1, TPRT_TRANS_B = 2 };
+/* Which GEMM operands are stored transposed: A as [K,M], B as [N,K]; and
+ * TPRT_OVERWRITE: C = A * B, C's contents not read (BLAS's beta 0), for a
+ * product into a buffer that would otherwise be zero-filled first. */
+enum { TPRT_TRANS_A = 1, TPRT_TRANS_B = 2, TPRT_OVERWRITE = 4 };
 
-/* Row-major f32 GEMM, accumulating: C[M,N] += A[M,K] * B[K,N], with A or B
- * read transposed as `trans` (TPRT_TRANS_*) says; the batched form does
- * `batch` such products on consecutive matrices. */
+/* Row-major f32 GEMM, accumulating: C[M,N] += A[M,K] * B[K,N] (or = with
+ * TPRT_OVERWRITE), with A or B read transposed as `trans` (TPRT_TRANS_*)
+ * says; the batched form does `batch` such products on consecutive
+ * matrices. */
 void tprt_sgemm(int64_t a, int64_t b, int64_t c, int64_t m, int64_t n,
                 int64_t k, int32_t trans);
 void tprt_sgemm_batched(int64_t a, int64_t b, int64_t c, int64_t batch,

@@ -52,7 +52,7 @@ extern "C" void tprt_cuda_gemm(int64_t a, int64_t b, int64_t c, int64_t batch,
   cublasComputeType_t compute = dtype == TPRT_F32 && allowTf32
                                     ? CUBLAS_COMPUTE_32F_FAST_TF32
                                     : CUBLAS_COMPUTE_32F;
-  const float one = 1.0f;
+  const float one = 1.0f, zero = 0.0f;
   // Row-major C = A B is column-major C^T = B^T A^T: swap the operands.
   // A row-major [N, K] B (TPRT_TRANS_B) reads as column-major B, so B^T
   // is its transpose; likewise A.
@@ -61,7 +61,7 @@ extern "C" void tprt_cuda_gemm(int64_t a, int64_t b, int64_t c, int64_t batch,
       handle(), tb ? CUBLAS_OP_T : CUBLAS_OP_N, ta ? CUBLAS_OP_T : CUBLAS_OP_N,
       int(n), int(m), int(k), &one, reinterpret_cast<const void *>(b), type,
       int(tb ? k : n), n * k, reinterpret_cast<const void *>(a), type,
-      int(ta ? m : k), m * k, &one,
+      int(ta ? m : k), m * k, trans & TPRT_OVERWRITE ? &zero : &one,
       reinterpret_cast<void *>(c), type, int(n), m * n, int(batch), compute,
       CUBLAS_GEMM_DEFAULT);
   if (s != CUBLAS_STATUS_SUCCESS)

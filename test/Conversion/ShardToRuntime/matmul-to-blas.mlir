@@ -1,6 +1,7 @@
 // tp-lower-matmul-to-blas: f32 matmuls on contiguous buffers call the
-// runtime's OpenBLAS GEMM (C += A B: A, B, C, [batch,] M, N, K, which operands
-// are stored transposed); others stay for the loop lowering. With
+// runtime's OpenBLAS GEMM (C += A B, or C = A B into a buffer zero-filled
+// before it: A, B, C, [batch,] M, N, K, which operands are stored transposed
+// and whether C is overwritten); others stay for the loop lowering. With
 // target=cuda, f32, f16 and bf16 matmuls call cuBLAS (tprt_cuda_gemm: A, B,
 // C, batch, M, N, K, dtype code, transposed operands).
 // RUN: tp-opt %s -split-input-file --tp-lower-matmul-to-blas | FileCheck %s
@@ -89,5 +90,58 @@ func.func @transposed(%at: memref<64x8xf32>, %b: memref<64x256xf32>, %a: memref<
     ins(%a, %bt : memref<8x64xf32>, memref<256x64xf32>) outs(%c : memref<8x256xf32>)
   linalg.batch_matmul indexing_maps = [affine_map<(b, m, n, k) -> (b, k, m)>, affine_map<(b, m, n, k) -> (b, n, k)>, affine_map<(b, m, n, k) -> (b, m, n)>]
     ins(%qt, %kt : memref<4x32x8xf32>, memref<4x16x32xf32>) outs(%s : memref<4x8x16xf32>)
+  return
+}
+
+// -----
+
+// A product into a buffer zero-filled right before it (what bufferization
+// makes of tensor.empty + linalg.fill + matmul): the GEMM overwrites the
+// buffer (TPRT_OVERWRITE = 4, BLAS's beta 0) and the fill goes: one sweep
+// over the product fewer. Ops that touch no memory may stand between.
+// A fill of another value, a fill of another buffer, and a fill with a
+// write to the buffer after it stay, and the GEMM adds.
+// CHECK-LABEL: func.func @zero_filled
+// CHECK-NOT: linalg.fill
+// CHECK: call @tprt_sgemm(%{{.*}}, %{{.*}}, %{{.*}}, %c8_i64, %c256_i64, %c64_i64, %c4_i32)
+// CHECK: call @tprt_sgemm(%{{.*}}, %{{.*}}, %{{.*}}, %c8_i64{{.*}}, %c256_i64{{.*}}, %c64_i64{{.*}}, %c6_i32)
+// CHECK: return
+// CUDA-LABEL: func.func @zero_filled
+// CUDA-NOT: linalg.fill
+// CUDA: call @tprt_cuda_gemm(%{{.*}}, %{{.*}}, %{{.*}}, %c1_i64, %c8_i64, %c256_i64, %c64_i64, %c0_i32, %c4_i32)
+func.func @zero_filled(%a: memref<8x64xf32>, %b: memref<64x256xf32>, %bt: memref<256x64xf32>) -> (memref<8x256xf32>, memref<8x256xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %c = memref.alloc() : memref<8x256xf32>
+  linalg.fill ins(%zero : f32) outs(%c : memref<8x256xf32>)
+  linalg.matmul ins(%a, %b : memref<8x64xf32>, memref<64x256xf32>) outs(%c : memref<8x256xf32>)
+  %d = memref.alloc() : memref<8x256xf32>
+  linalg.fill ins(%zero : f32) outs(%d : memref<8x256xf32>)
+  %one = arith.constant 1.0 : f32
+  linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>]
+    ins(%a, %bt : memref<8x64xf32>, memref<256x64xf32>) outs(%d : memref<8x256xf32>)
+  return %c, %d : memref<8x256xf32>, memref<8x256xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @not_zero_filled
+// CHECK: linalg.fill ins(%{{.*}} : f32) outs(%[[C:.*]] : memref<8x256xf32>)
+// CHECK: call @tprt_sgemm({{.*}}, %c0_i32)
+// CHECK: linalg.fill ins(%{{.*}} : f32) outs(%[[D:.*]] : memref<8x256xf32>)
+// CHECK: call @tprt_sgemm({{.*}}, %c0_i32{{.*}})
+// CHECK: linalg.fill ins(%{{.*}} : f32) outs(%[[E:.*]] : memref<8x256xf32>)
+// CHECK: memref.store
+// CHECK: call @tprt_sgemm({{.*}}, %c0_i32{{.*}})
+func.func @not_zero_filled(%a: memref<8x64xf32>, %b: memref<64x256xf32>, %c: memref<8x256xf32>, %d: memref<8x256xf32>, %e: memref<8x256xf32>) {
+  %one = arith.constant 1.0 : f32
+  %zero = arith.constant 0.0 : f32
+  %i = arith.constant 0 : index
+  linalg.fill ins(%one : f32) outs(%c : memref<8x256xf32>)
+  linalg.matmul ins(%a, %b : memref<8x64xf32>, memref<64x256xf32>) outs(%c : memref<8x256xf32>)
+  linalg.fill ins(%zero : f32) outs(%e : memref<8x256xf32>)
+  linalg.matmul ins(%a, %b : memref<8x64xf32>, memref<64x256xf32>) outs(%d : memref<8x256xf32>)
+  linalg.fill ins(%zero : f32) outs(%e : memref<8x256xf32>)
+  memref.store %one, %e[%i, %i] : memref<8x256xf32>
+  linalg.matmul ins(%a, %b : memref<8x64xf32>, memref<64x256xf32>) outs(%e : memref<8x256xf32>)
   return
 }

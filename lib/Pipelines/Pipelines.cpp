@@ -43,7 +43,9 @@ static constexpr const char *kBufferize =
     "tp-find-in-place-updates,";
 static constexpr const char *kCpuLinalgToLoops =
     "tp-lower-matmul-to-blas,"
-    "func.func(tp-linalg-to-loops),tp-outline-loop-nests,"
+    "func.func(tp-linalg-to-loops{min-parallel-iterations=%s},"
+    "tp-fuse-parallel-loops),"
+    "tp-outline-loop-nests,"
     "tp-trace-kernel-sites,";
 static constexpr const char *kCpuLoopsToLLVM =
     "func.func(tp-approximate-math),"
@@ -141,10 +143,14 @@ LogicalResult tp::buildBufferizeToLLVMPipeline(OpPassManager &pm,
   if (target.gpuLoopsOnCpu)
     return success(succeeded(buildBufferizeToGpuLoops(pm, target)) &&
                    succeeded(parse(pm, kCpuLoopsToLLVM, pack)));
-  if (!target.cuda)
-    return parse(pm,
-                 std::string(kBufferize) + kCpuLinalgToLoops + kCpuLoopsToLLVM,
-                 pack);
+  if (!target.cuda) {
+    // Two texts, one `%s` each; the first without its trailing comma.
+    std::string toLoops = std::string(kBufferize) + kCpuLinalgToLoops;
+    toLoops.pop_back();
+    return success(
+        succeeded(parse(pm, toLoops, std::to_string(target.parallelLoops))) &&
+        succeeded(parse(pm, kCpuLoopsToLLVM, pack)));
+  }
   if (failed(buildCudaBufferizeToGpuPipeline(pm, target)) ||
       failed(buildCudaKernelsToNVVMPipeline(pm, target)) ||
       failed(parse(pm, kCudaHostToLLVM, pack)))

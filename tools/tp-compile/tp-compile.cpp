@@ -108,6 +108,15 @@ cl::opt<unsigned> outlineLayers(
              "needs the same memory and time as inline. 0: every layer "
              "inline"),
     cl::value_desc("N"), cl::init(2), cl::cat(category));
+cl::opt<int64_t> parallelLoopsOpt(
+    "parallel-loops",
+    cl::desc("CPU: a loop nest of at least N iterations runs on all of a "
+             "rank's threads (tp-run --threads-per-rank), its independent "
+             "outer loops split among them, and adjacent such nests over the "
+             "same rows run as one (a softmax, a norm); smaller nests run "
+             "on one thread, where a fork would cost more than it saves. "
+             "0: every nest on one thread"),
+    cl::value_desc("N"), cl::init(32768), cl::cat(category));
 cl::opt<bool> gpuLoopsOnCpu(
     "gpu-loops-on-cpu",
     cl::desc("A CPU program whose loops are the CUDA target's kernels "
@@ -387,6 +396,12 @@ int main(int argc, char **argv) {
   target.blockSize = blockSizeOpt;
   target.gpuLoopsOnCpu = gpuLoopsOnCpu;
   target.outlineLayers = outlineLayers;
+  if (parallelLoopsOpt < 0) {
+    llvm::errs() << "tp-compile: error: --parallel-loops " << parallelLoopsOpt
+                 << ": N >= 0 iterations (0: no parallel nests)\n";
+    return 1;
+  }
+  target.parallelLoops = parallelLoopsOpt;
   if (gpuLoopsOnCpu && target.cuda) {
     llvm::errs() << "tp-compile: error: --gpu-loops-on-cpu builds a CPU "
                     "program; it does not go with --target cuda or "

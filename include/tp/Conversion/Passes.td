@@ -193,6 +193,28 @@ def TPLinalgToLoops : Pass<"tp-linalg-to-loops"> {
                            "::mlir::scf::SCFDialect"];
 }
 
+def TPFuseParallelLoops : Pass<"tp-fuse-parallel-loops"> {
+  let summary = "Adjacent parallel nests over the same rows run as one";
+  let description = [{
+    Runs after tp-linalg-to-loops. A softmax is five nests over the same
+    rows (scale, max, exp, sum, divide), a layer norm four: each sweeps the
+    whole tensor, which comes from memory each time when it does not fit
+    in the cache. Two adjacent 1-D `scf.parallel` loops over the same rows
+    (the same range, delinearized the same way) become one, whose
+    iteration runs the first body and then the second on its row, when
+    that computes the same: every buffer one of them writes and the other
+    touches is touched, in both, through one view and only at the
+    iteration's own row (the accesses' leading indices are the row's
+    indices), and neither body touches memory other than by loads and
+    stores. Allocations and ops that touch no memory between the two move
+    before the first, frees after the second; anything else between them
+    keeps them apart.
+  }];
+  let dependentDialects = ["::mlir::affine::AffineDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::scf::SCFDialect"];
+}
+
 def TPOutlineLoopNests : Pass<"tp-outline-loop-nests", "::mlir::ModuleOp"> {
   let summary = "Move every top-level loop nest into a function of its own";
   let description = [{

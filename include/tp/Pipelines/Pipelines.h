@@ -24,6 +24,9 @@ struct Target {
   /// CPU: a model's layers that repeat at least this many times are
   /// compiled once (tp-outline-repeated-layers); 0: never.
   unsigned outlineLayers = 2;
+  /// CPU: loop nests of at least this many iterations run in parallel
+  /// (tp-linalg-to-loops' min-parallel-iterations); 0: none.
+  int64_t parallelLoops = 32768;
   /// CUDA: the GPU architecture the kernels are compiled for.
   std::string arch = "sm_90";
   /// CUDA: threads per block of the generated kernels.

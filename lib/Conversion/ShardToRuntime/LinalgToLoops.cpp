@@ -1,5 +1,6 @@
 //===- LinalgToLoops.cpp - the tp-linalg-to-loops pass --------------------===//
 #include "tp/Conversion/Passes.h"
+#include "FillBefore.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -8,6 +9,7 @@
 #include "mlir/Dialect/MemRef/Utils/MemRefUtils.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/SCF/Utils/Utils.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace mlir::tp {
@@ -22,14 +24,19 @@ namespace {
 /// Chunks enough to share among a machine's threads with little
 /// imbalance: 16 split over 2 or 4 threads evenly, 17 over 2 at most 6% off.
 constexpr int64_t kMinParallelTrips = 16;
+/// At most this many iterations per parallel iteration (64 KiB of f32): a
+/// row that stays in the core's cache from one nest to the next once
+/// tp-fuse-parallel-loops runs a softmax's or a norm's nests row by row.
+constexpr int64_t kMaxRowIterations = 16384;
 
-/// How many of the op's outer loops run in parallel: the fewest leading
-/// parallel dims that make kMinParallelTrips iterations (or all of them),
-/// but never the innermost of several, which stays a constant-bound loop
-/// for the vectorizer; none where the whole nest runs fewer than
-/// `minIterations` times (a fork would cost more than it saves) or a shape
-/// is not static. Fewer dims, fewer divisions: a loop coalesced from
-/// several recovers each index with a division per iteration.
+/// How many of the op's outer loops run in parallel: leading parallel dims
+/// until they make kMinParallelTrips iterations and leave at most
+/// kMaxRowIterations inside, but never the innermost of several, which
+/// stays a constant-bound loop for the vectorizer; none where the whole
+/// nest runs fewer than `minIterations` times (a fork would cost more than
+/// it saves) or a shape is not static. No more dims than that: a loop
+/// coalesced from several recovers each index with a division per
+/// iteration.
 static unsigned parallelLoopCount(linalg::LinalgOp op, int64_t minIterations) {
   if (minIterations <= 0)
     return 0;
@@ -44,11 +51,65 @@ static unsigned parallelLoopCount(linalg::LinalgOp op, int64_t minIterations) {
   SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
   unsigned candidates = ranges.size() > 1 ? ranges.size() - 1 : 1;
   unsigned count = 0;
-  int64_t trips = 1;
-  while (count < candidates && trips < kMinParallelTrips &&
-         iterators[count] == utils::IteratorType::parallel)
-    trips *= ranges[count++];
+  int64_t trips = 1, inner = iterations;
+  while (count < candidates &&
+         (trips < kMinParallelTrips || inner > kMaxRowIterations) &&
+         iterators[count] == utils::IteratorType::parallel) {
+    trips *= ranges[count];
+    inner /= ranges[count++];
+  }
   return trips > 1 ? count : 0;
+}
+
+/// A reduction whose parallel dims all come first and index its output one
+/// to one (a row's max or sum, a norm's statistics).
+static bool isRowReduction(linalg::LinalgOp op) {
+  unsigned parallel = op.getNumParallelLoops();
+  if (op.getNumDpsInits() != 1 || op.getNumReductionLoops() == 0 ||
+      parallel == 0)
+    return false;
+  for (auto [i, it] : llvm::enumerate(op.getIteratorTypesArray()))
+    if ((i < parallel) != (it == utils::IteratorType::parallel))
+      return false;
+  AffineMap out = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
+  return out.isProjectedPermutation() && out.getNumResults() == parallel &&
+         llvm::all_of(out.getResults(), [&](AffineExpr e) {
+           return cast<AffineDimExpr>(e).getPosition() < parallel;
+         });
+}
+
+/// The fill of a row reduction's output right before it, which its loop
+/// nest absorbs: each row's accumulator is set where the row starts, in
+/// the same parallel iteration, instead of by a sweep of its own.
+static linalg::FillOp absorbedFill(linalg::LinalgOp op) {
+  linalg::FillOp fill = tp::fillOfInitBefore(op);
+  return fill && isRowReduction(op) ? fill : nullptr;
+}
+
+static bool isAbsorbed(linalg::FillOp fill) {
+  for (Operation *next = fill->getNextNode(); next; next = next->getNextNode())
+    if (auto op = dyn_cast<linalg::LinalgOp>(next); op || !isMemoryEffectFree(next))
+      return op && absorbedFill(op) == fill;
+  return false;
+}
+
+/// Stores the fill's value into the output element of the row that the
+/// nest's innermost parallel loop runs, before the reduction loops.
+static void storeFillInRow(RewriterBase &rewriter, linalg::LinalgOp op,
+                           linalg::FillOp fill, linalg::LinalgLoops &loops) {
+  unsigned parallel = op.getNumParallelLoops();
+  auto row = cast<scf::ForOp>(loops[parallel - 1]);
+  SmallVector<Value> indices;
+  AffineMap out = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
+  for (AffineExpr e : out.getResults())
+    indices.push_back(
+        cast<scf::ForOp>(loops[cast<AffineDimExpr>(e).getPosition()])
+            .getInductionVar());
+  OpBuilder::InsertionGuard guard(rewriter);
+  rewriter.setInsertionPointToStart(row.getBody());
+  memref::StoreOp::create(rewriter, fill.getLoc(), fill.getInputs()[0],
+                          op.getDpsInits()[0], indices);
+  rewriter.eraseOp(fill);
 }
 
 /// The perfectly nested `loops` (outermost first, each iteration
@@ -85,10 +146,16 @@ struct LinalgOpToLoops : OpInterfaceRewritePattern<linalg::LinalgOp> {
                                 PatternRewriter &rewriter) const override {
     if (!op.hasPureBufferSemantics())
       return rewriter.notifyMatchFailure(op, "not on buffers");
+    if (auto fill = dyn_cast<linalg::FillOp>(op.getOperation());
+        fill && isAbsorbed(fill))
+      return rewriter.notifyMatchFailure(op, "absorbed by its reduction");
+    linalg::FillOp fill = absorbedFill(op);
     unsigned parallel = parallelLoopCount(op, minParallelIterations);
     FailureOr<linalg::LinalgLoops> loops = linalg::linalgOpToLoops(rewriter, op);
     if (failed(loops))
       return rewriter.notifyMatchFailure(op, "no loop nest");
+    if (fill)
+      storeFillInRow(rewriter, op, fill, *loops);
     rewriter.eraseOp(op);
     if (parallel && loops->size() >= parallel) {
       SmallVector<scf::ForOp> outer;

@@ -2,11 +2,11 @@
 #include "tp/Conversion/Passes.h"
 #include "tp/Conversion/TPToLinalg.h"
 #include "tp/Runtime/RuntimeABI.h"
+#include "FillBefore.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Matchers.h"
-#include "mlir/Interfaces/SideEffectInterfaces.h"
 
 namespace mlir::tp {
 #define GEN_PASS_DEF_TPLOWERMATMULTOBLAS
@@ -43,21 +43,13 @@ std::optional<int32_t> transposedOperands(linalg::LinalgOp op) {
   return std::nullopt;
 }
 
-/// The zero fill of `op`'s product buffer right before it (only ops that
-/// touch no memory in between), which the GEMM makes redundant when it
-/// overwrites the buffer (TPRT_OVERWRITE) instead of adding to it.
+/// The zero fill of `op`'s product buffer right before it, which the GEMM
+/// makes redundant when it overwrites the buffer (TPRT_OVERWRITE) instead
+/// of adding to it.
 linalg::FillOp zeroFillBefore(linalg::LinalgOp op) {
-  Value c = op.getDpsInits()[0];
-  for (Operation *prev = op->getPrevNode(); prev; prev = prev->getPrevNode()) {
-    if (auto fill = dyn_cast<linalg::FillOp>(prev))
-      return fill.hasPureBufferSemantics() && fill.getOutputs()[0] == c &&
-                     matchPattern(fill.getInputs()[0], m_AnyZeroFloat())
-                 ? fill
-                 : nullptr;
-    if (!isMemoryEffectFree(prev))
-      return nullptr;
-  }
-  return nullptr;
+  linalg::FillOp fill = fillOfInitBefore(op);
+  return fill && matchPattern(fill.getInputs()[0], m_AnyZeroFloat()) ? fill
+                                                                     : nullptr;
 }
 
 struct TPLowerMatmulToBlasPass

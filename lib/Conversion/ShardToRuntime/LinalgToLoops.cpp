@@ -135,6 +135,30 @@ static void toParallelLoop(RewriterBase &rewriter,
   rewriter.eraseOp(loop);
 }
 
+/// A reduction's accumulating op (the one that combines an element with
+/// the output's block argument) may be reassociated: LLVM then sums a row
+/// in vector lanes, which it otherwise adds one element at a time in
+/// order (a softmax's max and sum were most of its time). Vector lanes are
+/// partial sums, no less accurate than one running sum.
+static void allowReassociation(linalg::LinalgOp op) {
+  if (op.getNumReductionLoops() == 0)
+    return;
+  Block *body = op.getBlock();
+  for (BlockArgument acc : body->getArguments().take_back(op.getNumDpsInits()))
+    for (Operation *user : acc.getUsers()) {
+      auto fastMath = dyn_cast<arith::ArithFastMathInterface>(user);
+      if (!fastMath ||
+          !isa<arith::AddFOp, arith::MulFOp, arith::MaximumFOp,
+               arith::MinimumFOp, arith::MaxNumFOp, arith::MinNumFOp>(user))
+        continue;
+      user->setAttr(fastMath.getFastMathAttrName(),
+                    arith::FastMathFlagsAttr::get(
+                        user->getContext(), fastMath.getFastMathFlagsAttr()
+                                                    .getValue() |
+                                                arith::FastMathFlags::reassoc));
+    }
+}
+
 /// A linalg op on buffers becomes its scf.for nest; the outer loops of a
 /// big enough nest whose iterations are independent become one
 /// scf.parallel.
@@ -150,6 +174,7 @@ struct LinalgOpToLoops : OpInterfaceRewritePattern<linalg::LinalgOp> {
         fill && isAbsorbed(fill))
       return rewriter.notifyMatchFailure(op, "absorbed by its reduction");
     linalg::FillOp fill = absorbedFill(op);
+    allowReassociation(op);
     unsigned parallel = parallelLoopCount(op, minParallelIterations);
     FailureOr<linalg::LinalgLoops> loops = linalg::linalgOpToLoops(rewriter, op);
     if (failed(loops))

@@ -39,7 +39,7 @@ func.func @add(%a: memref<4x8xf32>, %b: memref<4x8xf32>, %out: memref<4x8xf32>) 
 // CHECK: %[[N:.*]] = memref.dim %[[IN]], %{{.*}}
 // CHECK: scf.for %[[I:.*]] = %{{.*}} to %[[N]]
 // CHECK: memref.load %[[IN]][%[[I]]]
-// CHECK: arith.addf
+// CHECK: arith.addf {{.*}} fastmath<reassoc>
 // CHECK: memref.store
 // CHECK-NOT: linalg.
 func.func @sum(%in: memref<?xf32>, %out: memref<f32>) {
@@ -99,6 +99,9 @@ func.func @strided_copy(%in: memref<4x4xf32>, %wide: memref<8x8xf32>, %same: mem
 // PAR-LABEL: func.func @row_sums
 // PAR: scf.parallel (%[[R:.*]]) = (%{{.*}}) to (%{{.*}}) step
 // PAR-NEXT: scf.for
+// A reduction's accumulation may be reassociated (LLVM sums in vector
+// lanes), at every threshold:
+// PAR: arith.addf %{{.*}}, %{{.*}} fastmath<reassoc> : f32
 // PAR-LABEL: func.func @col_sums
 // PAR-NOT: scf.parallel
 // PAR: scf.for

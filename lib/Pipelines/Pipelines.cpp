@@ -52,8 +52,9 @@ static constexpr const char *kCpuLoopsToLLVM =
     "expand-strided-metadata,lower-affine,convert-scf-to-cf,"
     // math-to-llvm first (rsqrt, exp, ...), then libm for the rest (erf).
     "convert-math-to-llvm,convert-math-to-libm,"
-    // bf16 conversions as integer arithmetic (no libgcc __truncsfbf2).
-    "func.func(arith-expand{include-bf16}),"
+    // bf16 conversions as integer arithmetic (no libgcc __truncsfbf2);
+    // min and max kept for LLVM, which vectorizes their reductions.
+    "func.func(tp-expand-arith),"
     // Private functions take static buffers as bare pointers; buffers come
     // from the runtime's caching allocator (tprt.h) through aligned_alloc,
     // whose pointer is both the descriptor's allocated and aligned one, as

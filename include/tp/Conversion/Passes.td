@@ -193,6 +193,18 @@ def TPLinalgToLoops : Pass<"tp-linalg-to-loops"> {
                            "::mlir::scf::SCFDialect"];
 }
 
+def TPExpandArith : Pass<"tp-expand-arith"> {
+  let summary = "arith-expand{include-bf16} but for min and max";
+  let description = [{
+    Upstream's ceil / floor division and bf16 conversion expansions (what
+    the CPU's LLVM lowering cannot lower itself); min and max ops stay and
+    become LLVM's maxnum / maximum intrinsics, whose row reductions LLVM
+    vectorizes. Upstream's arith-expand also turns every min and max into
+    compares and selects, which left a softmax's row max scalar.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect"];
+}
+
 def TPFuseParallelLoops : Pass<"tp-fuse-parallel-loops"> {
   let summary = "Adjacent parallel nests over the same rows run as one";
   let description = [{

@@ -11,6 +11,7 @@
 #include "mlir/Dialect/SCF/Utils/Utils.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+#include "mlir/Transforms/LoopInvariantCodeMotionUtils.h"
 
 namespace mlir::tp {
 #define GEN_PASS_DEF_TPLINALGTOLOOPS
@@ -159,6 +160,69 @@ static void allowReassociation(linalg::LinalgOp op) {
     }
 }
 
+/// The innermost loop of a reduction whose accumulator stays at one
+/// element carries it in a register: loaded before the loop, passed
+/// through iter_args, stored after. LLVM then sees a reduction it
+/// vectorizes (a row's max or sum); through memory each step waits for the
+/// last one's store.
+static void accumulateInRegister(RewriterBase &rewriter, scf::ForOp loop) {
+  // The output's indices (affine.apply of the outer loops) go out first.
+  moveLoopInvariantCode(loop);
+  memref::LoadOp load;
+  memref::StoreOp store;
+  for (Operation &op : loop.getBody()->without_terminator()) {
+    if (auto l = dyn_cast<memref::LoadOp>(op)) {
+      bool invariant = loop.isDefinedOutsideOfLoop(l.getMemRef()) &&
+                       llvm::all_of(l.getIndices(), [&](Value i) {
+                         return loop.isDefinedOutsideOfLoop(i);
+                       });
+      if (invariant && load)
+        return;
+      if (invariant)
+        load = l;
+    } else if (auto st = dyn_cast<memref::StoreOp>(op)) {
+      if (store)
+        return;
+      store = st;
+    } else if (!isMemoryEffectFree(&op)) {
+      return;
+    }
+  }
+  // The same index, or the same affine.apply of the same loops.
+  auto same = [](Value a, Value b) {
+    Operation *x = a.getDefiningOp(), *y = b.getDefiningOp();
+    return a == b ||
+           (x && y && isa<affine::AffineApplyOp>(x) &&
+            OperationEquivalence::isEquivalentTo(
+                x, y, OperationEquivalence::IgnoreLocations));
+  };
+  if (!load || !store || store.getMemRef() != load.getMemRef() ||
+      !llvm::equal(store.getIndices(), load.getIndices(), same))
+    return;
+  OpBuilder::InsertionGuard guard(rewriter);
+  rewriter.setInsertionPoint(loop);
+  Value init = memref::LoadOp::create(rewriter, load.getLoc(),
+                                      load.getMemRef(), load.getIndices());
+  auto carried = scf::ForOp::create(
+      rewriter, loop.getLoc(), loop.getLowerBound(), loop.getUpperBound(),
+      loop.getStep(), ValueRange{init});
+  // (Built with an iter_arg, the body has no terminator yet.)
+  Block *body = carried.getBody();
+  rewriter.mergeBlocks(loop.getBody(), body, {carried.getInductionVar()});
+  rewriter.replaceAllUsesWith(load.getResult(),
+                              carried.getRegionIterArgs()[0]);
+  rewriter.eraseOp(load);
+  Operation *yield = body->getTerminator();
+  rewriter.setInsertionPoint(yield);
+  scf::YieldOp::create(rewriter, yield->getLoc(), store.getValueToStore());
+  rewriter.eraseOp(yield);
+  rewriter.setInsertionPointAfter(carried);
+  memref::StoreOp::create(rewriter, store.getLoc(), carried.getResult(0),
+                          store.getMemRef(), store.getIndices());
+  rewriter.eraseOp(store);
+  rewriter.eraseOp(loop);
+}
+
 /// A linalg op on buffers becomes its scf.for nest; the outer loops of a
 /// big enough nest whose iterations are independent become one
 /// scf.parallel.
@@ -181,6 +245,9 @@ struct LinalgOpToLoops : OpInterfaceRewritePattern<linalg::LinalgOp> {
       return rewriter.notifyMatchFailure(op, "no loop nest");
     if (fill)
       storeFillInRow(rewriter, op, fill, *loops);
+    if (op.getNumLoops() > 1 &&
+        op.getIteratorTypesArray().back() == utils::IteratorType::reduction)
+      accumulateInRegister(rewriter, cast<scf::ForOp>(loops->back()));
     rewriter.eraseOp(op);
     if (parallel && loops->size() >= parallel) {
       SmallVector<scf::ForOp> outer;

@@ -116,10 +116,12 @@ static Value buildChainReduction(OpBuilder &b, Location loc, Value input,
         else if (kind == ReductionKind::Prod)
           v = isFloat ? Value(arith::MulFOp::create(nb, nloc, args[0], args[1]))
                       : Value(arith::MulIOp::create(nb, nloc, args[0], args[1]));
+        else if (!isFloat)
+          v = arith::MaxSIOp::create(nb, nloc, args[0], args[1]);
+        else if (kind == ReductionKind::MaxNum)
+          v = arith::MaxNumFOp::create(nb, nloc, args[0], args[1]);
         else
-          v = isFloat
-                  ? Value(arith::MaximumFOp::create(nb, nloc, args[0], args[1]))
-                  : Value(arith::MaxSIOp::create(nb, nloc, args[0], args[1]));
+          v = arith::MaximumFOp::create(nb, nloc, args[0], args[1]);
         linalg::YieldOp::create(nb, nloc, v);
       });
   return generic.getResult(0);

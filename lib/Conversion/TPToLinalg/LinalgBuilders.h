@@ -33,7 +33,10 @@ Value buildElementwise(OpBuilder &b, Location loc, RankedTensorType resultType,
 /// (a reduced value read back inside the un-reduced loop nest).
 AffineMap dropDimsMap(int64_t rank, ArrayRef<int64_t> dims, MLIRContext *ctx);
 
-enum class ReductionKind { Sum, Max, Prod };
+/// MaxNum: the max of a row's numbers, a NaN dropped (arith.maxnumf),
+/// which LLVM vectorizes as a reduction; for reductions whose user turns
+/// a row with a NaN to NaN anyway.
+enum class ReductionKind { Sum, Max, MaxNum, Prod };
 
 /// Reduces `input` over `axes` (sorted) with linalg.generics; the result
 /// drops the reduced dims. Float sums of more than 1024 terms are cascaded

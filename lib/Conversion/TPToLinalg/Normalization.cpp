@@ -34,7 +34,10 @@ struct SoftmaxLowering : OpRewritePattern<TPOp> {
     AffineMap reduced = dropDimsMap(rank, {axis}, ctx);
 
     Value x = op.getInput();
-    Value max = buildReduction(rewriter, loc, x, {axis}, ReductionKind::Max);
+    // A row with a NaN comes out all NaN with either max (the NaN's own
+    // exp makes the sum NaN); the max of the numbers vectorizes.
+    Value max =
+        buildReduction(rewriter, loc, x, {axis}, ReductionKind::MaxNum);
     Value shifted = buildParallelGeneric(
         rewriter, loc, type, {x, max}, {id, reduced},
         [](OpBuilder &b, Location l, ValueRange a) -> Value {

@@ -16,13 +16,13 @@
 // CHECK: scf.parallel (%[[P:.*]]) = (%{{.*}}) to (%[[C4096:.*]]) step
 // CHECK-NEXT: %[[R:.*]]:3 = affine.delinearize_index %[[P]] into (4, 16, 64)
 // CHECK-NEXT: memref.store %{{.*}}, %[[MAX]][%[[R]]#0, %[[R]]#1, %[[R]]#2]
-// CHECK-NEXT: scf.for
+// CHECK: scf.for {{.*}} iter_args
 // CHECK: arith.maximumf
 // CHECK: scf.for
 // CHECK: math.exp
 // CHECK: memref.store %{{.*}}, %[[E]][%[[R]]#0, %[[R]]#1, %[[R]]#2, %{{.*}}]
 // CHECK: memref.store %{{.*}}, %[[SUM]][%[[R]]#0, %[[R]]#1, %[[R]]#2]
-// CHECK-NEXT: scf.for
+// CHECK: scf.for {{.*}} iter_args
 // CHECK: arith.addf
 // CHECK: scf.for
 // CHECK: arith.divf

@@ -96,12 +96,16 @@ func.func @strided_copy(%in: memref<4x4xf32>, %wide: memref<8x8xf32>, %same: mem
 // PAR-NEXT: scf.for %[[K:.*]] = %{{.*}} to %[[C16]]
 // PAR-NEXT: memref.load %{{.*}}[%[[IJ]]#0, %[[IJ]]#1, %[[K]]]
 // PAR: scf.reduce
+// A row's sum is carried in a register (iter_args: loaded before the row,
+// stored after it) and may be reassociated: LLVM sums it in vector lanes.
 // PAR-LABEL: func.func @row_sums
 // PAR: scf.parallel (%[[R:.*]]) = (%{{.*}}) to (%{{.*}}) step
-// PAR-NEXT: scf.for
-// A reduction's accumulation may be reassociated (LLVM sums in vector
-// lanes), at every threshold:
-// PAR: arith.addf %{{.*}}, %{{.*}} fastmath<reassoc> : f32
+// PAR-NEXT: %[[INIT:.*]] = memref.load %[[OUT:.*]][%[[R]]]
+// PAR-NEXT: %[[SUM:.*]] = scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[ACC:.*]] = %[[INIT]]) -> (f32)
+// PAR-NEXT: %[[X:.*]] = memref.load
+// PAR-NEXT: %[[NEXT:.*]] = arith.addf %[[X]], %[[ACC]] fastmath<reassoc> : f32
+// PAR-NEXT: scf.yield %[[NEXT]]
+// PAR: memref.store %[[SUM]], %[[OUT]][%[[R]]]
 // PAR-LABEL: func.func @col_sums
 // PAR-NOT: scf.parallel
 // PAR: scf.for

@@ -46,7 +46,7 @@ static constexpr const char *kCpuLinalgToLoops =
     "func.func(tp-linalg-to-loops{min-parallel-iterations=%s},"
     "tp-fuse-parallel-loops),"
     "tp-outline-loop-nests,"
-    "tp-trace-kernel-sites,";
+    "tp-trace-kernel-sites";
 static constexpr const char *kCpuLoopsToLLVM =
     "func.func(tp-approximate-math),"
     "expand-strided-metadata,lower-affine,convert-scf-to-cf,"
@@ -145,11 +145,10 @@ LogicalResult tp::buildBufferizeToLLVMPipeline(OpPassManager &pm,
     return success(succeeded(buildBufferizeToGpuLoops(pm, target)) &&
                    succeeded(parse(pm, kCpuLoopsToLLVM, pack)));
   if (!target.cuda) {
-    // Two texts, one `%s` each; the first without its trailing comma.
-    std::string toLoops = std::string(kBufferize) + kCpuLinalgToLoops;
-    toLoops.pop_back();
+    // Two texts, one `%s` each.
     return success(
-        succeeded(parse(pm, toLoops, std::to_string(target.parallelLoops))) &&
+        succeeded(parse(pm, std::string(kBufferize) + kCpuLinalgToLoops,
+                        std::to_string(target.parallelLoops))) &&
         succeeded(parse(pm, kCpuLoopsToLLVM, pack)));
   }
   if (failed(buildCudaBufferizeToGpuPipeline(pm, target)) ||

@@ -199,28 +199,22 @@ static void accumulateInRegister(RewriterBase &rewriter, scf::ForOp loop) {
   if (!load || !store || store.getMemRef() != load.getMemRef() ||
       !llvm::equal(store.getIndices(), load.getIndices(), same))
     return;
+  // The load moves before the loop as the iter_arg's init; the stored
+  // value is yielded, and stored once after the loop.
+  rewriter.moveOpBefore(load, loop);
+  FailureOr<LoopLikeOpInterface> carried = loop.replaceWithAdditionalYields(
+      rewriter, load.getResult(), /*replaceInitOperandUsesInLoop=*/true,
+      [&](OpBuilder &, Location, ArrayRef<BlockArgument>) {
+        return SmallVector<Value>{store.getValueToStore()};
+      });
+  if (failed(carried))
+    return;
   OpBuilder::InsertionGuard guard(rewriter);
-  rewriter.setInsertionPoint(loop);
-  Value init = memref::LoadOp::create(rewriter, load.getLoc(),
-                                      load.getMemRef(), load.getIndices());
-  auto carried = scf::ForOp::create(
-      rewriter, loop.getLoc(), loop.getLowerBound(), loop.getUpperBound(),
-      loop.getStep(), ValueRange{init});
-  // (Built with an iter_arg, the body has no terminator yet.)
-  Block *body = carried.getBody();
-  rewriter.mergeBlocks(loop.getBody(), body, {carried.getInductionVar()});
-  rewriter.replaceAllUsesWith(load.getResult(),
-                              carried.getRegionIterArgs()[0]);
-  rewriter.eraseOp(load);
-  Operation *yield = body->getTerminator();
-  rewriter.setInsertionPoint(yield);
-  scf::YieldOp::create(rewriter, yield->getLoc(), store.getValueToStore());
-  rewriter.eraseOp(yield);
-  rewriter.setInsertionPointAfter(carried);
-  memref::StoreOp::create(rewriter, store.getLoc(), carried.getResult(0),
-                          store.getMemRef(), store.getIndices());
+  rewriter.setInsertionPointAfter(*carried);
+  memref::StoreOp::create(rewriter, store.getLoc(),
+                          (*carried)->getResults().back(), load.getMemRef(),
+                          load.getIndices());
   rewriter.eraseOp(store);
-  rewriter.eraseOp(loop);
 }
 
 /// A linalg op on buffers becomes its scf.for nest; the outer loops of a

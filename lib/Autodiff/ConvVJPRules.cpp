@@ -15,6 +15,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "GradBuilder.h"
+#include "tp/Sharding/ValueNames.h"
 
 #include <limits>
 
@@ -382,7 +383,10 @@ LogicalResult poolRule(Operation *op, Grad &gb, Value g,
 LogicalResult convRule(Operation *op, Grad &gb, Value g,
                        SmallVectorImpl<Value> &grads) {
   auto conv = cast<ConvOp>(op);
-  ConvGrad cg{gb};
+  // Its slices, transposed convs and moves are the convolution's time in
+  // tp-run --profile, as its forward lowering's are.
+  Grad convGb{gb.b, tagLocation(gb.loc, "convolution")};
+  ConvGrad cg{convGb};
   grads.push_back(convInputGrad(cg, conv, g));
   grads.push_back(convFilterGrad(cg, conv, g));
   return success();

@@ -64,6 +64,12 @@ int64_t tp::microbatchOf(Location loc) {
   return -1;
 }
 
+bool tp::hasTag(Location loc, StringRef tag) {
+  SmallVector<StringRef> tags;
+  collectTags(loc, tags);
+  return llvm::is_contained(tags, tag);
+}
+
 std::string tp::describeValue(Value v) {
   if (auto arg = dyn_cast<BlockArgument>(v)) {
     auto func = dyn_cast<FunctionOpInterface>(arg.getOwner()->getParentOp());

@@ -358,14 +358,16 @@ LogicalResult tp::emitProgram(ModuleOp module,
       }
     }
   }
-  // The loop nests' call sites tp-trace-kernel-sites numbered (tp-run
-  // --trace names them).
+  // The loop nests' and GEMMs' call sites tp-trace-kernel-sites numbered
+  // (tp-run --trace names them, --profile totals them by family).
   if (module->hasAttr("tp.kernel_sites")) {
     manifest->fields["kernel_sites"] = moduleStrings(module, "tp.kernel_sites");
     manifest->fields["kernel_phases"] =
         moduleStrings(module, "tp.kernel_phases");
     manifest->fields["kernel_microbatches"] =
         moduleIntegers(module, "tp.kernel_microbatches");
+    manifest->fields["kernel_families"] =
+        moduleStrings(module, "tp.kernel_families");
   }
   // tp-free-after-last-use's plan, for tp-run --profile to compare with.
   if (auto peak = module->getAttrOfType<IntegerAttr>("tp.peak_temporary_bytes")) {

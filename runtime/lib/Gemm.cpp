@@ -61,8 +61,10 @@ void tprt::recordGemms(int64_t m, int64_t n, int64_t k, int64_t count,
 // OPENBLAS_NUM_THREADS or the machine's cores), as an MPI rank does.
 static std::atomic<int> rankThreads{0};
 
-void tprt::setRankThreads(int threads) {
-  openblas_set_num_threads(threads);
+void tprt::setRankThreads(int threads, int gemmThreads) {
+  if (threads <= 0)
+    threads = std::max(1, openblas_get_num_threads());
+  openblas_set_num_threads(gemmThreads > 0 ? gemmThreads : threads);
   rankThreads.store(threads, std::memory_order_relaxed);
 }
 

@@ -244,6 +244,7 @@ Status ManifestParser::parse(const llvm::json::Object &root) {
   strings("collective_sites", m.collectiveSites);
   strings("kernel_sites", m.kernelSites);
   strings("kernel_phases", m.kernelPhases);
+  strings("kernel_families", m.kernelFamilies);
   strings("collective_phases", m.collectivePhases);
   integers("kernel_microbatches", m.kernelMicrobatches);
   integers("collective_microbatches", m.collectiveMicrobatches);

@@ -37,20 +37,28 @@ void tprt::traceStep(int64_t step, int64_t startNs) {
             traceClockNs() - startNs});
 }
 
-// Loop nests do not nest: one start per rank thread is enough.
+// Kernel sites do not nest: one start per rank thread is enough.
 static thread_local int64_t kernelStartNs = 0;
 
 extern "C" {
 
 void tprt_kernel_begin(int64_t) {
-  if (currentTrace())
+  RankContext *ctx = currentRankContext();
+  if (ctx && (ctx->trace || ctx->kernelSeconds))
     kernelStartNs = traceClockNs();
 }
 
 void tprt_kernel_end(int64_t site) {
-  if (TraceRecorder *t = currentTrace())
-    t->add({TraceEvent::Kernel, int32_t(site), kernelStartNs,
-            traceClockNs() - kernelStartNs});
+  RankContext *ctx = currentRankContext();
+  if (!ctx || !(ctx->trace || ctx->kernelSeconds))
+    return;
+  int64_t duration = traceClockNs() - kernelStartNs;
+  if (ctx->trace)
+    ctx->trace->add({TraceEvent::Kernel, int32_t(site), kernelStartNs,
+                     duration});
+  if (ctx->kernelSeconds && site >= 0 &&
+      size_t(site) < ctx->kernelSeconds->size())
+    (*ctx->kernelSeconds)[site] += double(duration) * 1e-9;
 }
 
 } // extern "C"
@@ -391,7 +399,11 @@ std::string tprt::chromeTrace(const Manifest &m,
                 }
               });
             } else if (e.kind == TraceEvent::Kernel) {
-              j.attributeObject("args", [&] { j.attribute("site", e.id); });
+              j.attributeObject("args", [&] {
+                j.attribute("site", e.id);
+                if (e.id >= 0 && size_t(e.id) < m.kernelFamilies.size())
+                  j.attribute("family", m.kernelFamilies[e.id]);
+              });
             }
           });
         }

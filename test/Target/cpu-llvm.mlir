@@ -25,13 +25,16 @@
 // The free releases the pointer aligned_alloc returned, which is also what
 // the loop nests take (tp-fold-descriptor-reads reads both back from the
 // buffer's descriptor, whose chain is then gone).
-// Each nest's call is bracketed by tp-run --trace's hooks
-// (tp-trace-kernel-sites), a site per call. The GEMMs write their
-// products over their buffers (TPRT_OVERWRITE): no nest zero-fills them.
+// Each nest's and GEMM's call is bracketed by tp-run --trace's and
+// --profile's hooks (tp-trace-kernel-sites), a site per call. The GEMMs
+// write their products over their buffers (TPRT_OVERWRITE): no nest
+// zero-fills them.
 // CHECK-NOT: llvm.insertvalue
 // CHECK: %[[H:.*]] = llvm.call @_mlir_memref_to_llvm_aligned_alloc(
 // CHECK-NOT: two_layers_loop
-// CHECK: llvm.call @tprt_sgemm(
+// CHECK: llvm.call @tprt_kernel_begin(%[[G0:.*]])
+// CHECK-NEXT: llvm.call @tprt_sgemm(
+// CHECK-NEXT: llvm.call @tprt_kernel_end(%[[G0]])
 // CHECK: %[[R:.*]] = llvm.call @_mlir_memref_to_llvm_aligned_alloc(
 // CHECK-NEXT: llvm.call @tprt_kernel_begin(%[[S0:.*]])
 // CHECK-NEXT: llvm.call @two_layers_loop0(%[[H]], %[[R]])
@@ -40,6 +43,7 @@
 // CHECK: %[[O:.*]] = llvm.call @_mlir_memref_to_llvm_aligned_alloc(
 // CHECK-NOT: two_layers_loop
 // CHECK: llvm.call @tprt_sgemm(
+// CHECK-NEXT: llvm.call @tprt_kernel_end(
 // CHECK-NEXT: llvm.call @_mlir_memref_to_llvm_free(%[[R]])
 // CHECK-NEXT: llvm.call @tprt_kernel_begin(
 // CHECK-NEXT: llvm.call @two_layers_loop0(%[[O]],

@@ -51,6 +51,42 @@ void printStages(const Manifest &m, const std::vector<RankState> &states) {
   }
 }
 
+/// --profile: where rank 0's steps went, per step, by kernel family
+/// (tp-trace-kernel-sites' classes), collectives, and the rest (the
+/// runtime's own work between kernels: allocation, argument setup).
+void printKernelFamilies(const Manifest &m, const RankState &st) {
+  if (m.kernelFamilies.size() != st.kernelSeconds.size() ||
+      st.stepSeconds.empty())
+    return;
+  double steps = double(st.stepSeconds.size()), total = 0;
+  for (double t : st.stepSeconds)
+    total += t;
+  std::vector<std::pair<std::string, double>> families = {
+      {"gemm", 0},        {"convolution", 0}, {"reduction", 0},
+      {"elementwise", 0}, {"copy", 0},        {"collectives", 0}};
+  auto add = [&](const std::string &family, double seconds) {
+    for (auto &[name, sum] : families)
+      if (name == family) {
+        sum += seconds;
+        return;
+      }
+    families.push_back({family, seconds});
+  };
+  for (size_t i = 0; i < st.kernelSeconds.size(); ++i)
+    add(m.kernelFamilies[i], st.kernelSeconds[i]);
+  for (const SiteStats &c : st.stats)
+    add("collectives", c.seconds);
+  double accounted = 0;
+  for (const auto &[name, sum] : families)
+    accounted += sum;
+  families.push_back({"other", std::max(0.0, total - accounted)});
+  llvm::outs() << "  time by kernel family (rank 0, per step):\n";
+  for (const auto &[name, sum] : families)
+    llvm::outs() << llvm::format("    %-12s %10.3f ms %5.1f%%\n", name.c_str(),
+                                 sum / steps * 1e3,
+                                 total > 0 ? 100 * sum / total : 0.0);
+}
+
 } // namespace
 
 void tprt::printProfile(const Manifest &m, const std::vector<RankState> &states,
@@ -84,6 +120,7 @@ void tprt::printProfile(const Manifest &m, const std::vector<RankState> &states,
       "; the allocator holds %lld bytes for the program's buffers (in use "
       "or cached for reuse, all ranks of this process)\n",
       (long long)reservedProgramBytes());
+  printKernelFamilies(m, states[0]);
   printStages(m, states);
   // A pipeline's every microbatch has its own send and recv sites: one
   // line per name, and only rank 0's stage's.

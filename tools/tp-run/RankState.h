@@ -21,6 +21,8 @@ struct RankState {
   std::vector<std::vector<std::vector<char>>> batches;
   std::vector<SiteStats> stats;
   std::map<std::array<int64_t, 3>, SiteStats> gemms;
+  /// With --profile: seconds in each kernel site, all steps.
+  std::vector<double> kernelSeconds;
   std::vector<double> stepSeconds;
   /// The most bytes of temporaries the program held at once in a step.
   int64_t peakTemporaries = 0;

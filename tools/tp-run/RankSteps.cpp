@@ -82,8 +82,11 @@ int tprt::stepCount(const Manifest &m, const StepOptions &options) {
 void tprt::runRank(const Program &program, Communicator &comm,
                    const Manifest &m, const StepOptions &options,
                    RankState &st) {
+  if (options.profile)
+    st.kernelSeconds.assign(m.kernelSites.size(), 0.0);
   RankContext ctx{&comm, &m.collectiveSites, &st.stats,
-                  options.profile ? &st.gemms : nullptr, st.trace.get()};
+                  options.profile ? &st.gemms : nullptr, st.trace.get(),
+                  options.profile ? &st.kernelSeconds : nullptr};
   setRankContext(&ctx);
   watchRank(comm.rank());
   std::vector<void *> args, results;

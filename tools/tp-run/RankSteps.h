@@ -30,7 +30,7 @@ struct StepOptions {
   /// loss is printed then).
   int repeat = 1, steps = 1;
   bool printLoss = false;
-  /// --profile: time the GEMMs too.
+  /// --profile: time the GEMMs and kernel sites too.
   bool profile = false;
   /// --backend threads: a killed rank's thread stops instead of its process.
   bool threadsBackend = false;

@@ -73,6 +73,13 @@ cl::opt<int> threadsOpt(
              "among the in-process ranks (threads backend), else "
              "OpenBLAS's own count (OPENBLAS_NUM_THREADS, or every core)"),
     cl::init(0), cl::cat(category));
+cl::opt<int> gemmThreadsOpt(
+    "gemm-threads",
+    cl::desc("Threads of each GEMM (OpenBLAS) when not --threads-per-rank's. "
+             "tp's loop nests give the same bits on any thread count; on "
+             "some CPUs OpenBLAS's GEMMs sum in another order on another "
+             "count"),
+    cl::init(0), cl::cat(category));
 cl::opt<std::string> backend("backend",
                              cl::desc("threads (ranks are threads of this "
                                       "process; CUDA programs share GPU 0), "
@@ -185,7 +192,10 @@ cl::opt<unsigned> traceEvents(
              "the first step; later ones are counted as dropped)"),
     cl::init(1u << 18), cl::cat(category));
 cl::opt<bool> profile("profile",
-                      cl::desc("Print per-step time and bytes per collective"),
+                      cl::desc("Print per-step time, time by kernel family "
+                               "(gemm, convolution, reduction, elementwise, "
+                               "copy, collectives), memory, bytes per "
+                               "collective and GFLOP/s per GEMM shape"),
                       cl::cat(category));
 
 int fail(const std::string &msg) {
@@ -290,6 +300,9 @@ int main(int argc, char **argv) {
     return fail("--ranks " + std::to_string(ranksOpt) + ": N >= 1");
   if (threadsOpt.getNumOccurrences() && threadsOpt < 1)
     return fail("--threads-per-rank " + std::to_string(threadsOpt) +
+                ": N >= 1");
+  if (gemmThreadsOpt.getNumOccurrences() && gemmThreadsOpt < 1)
+    return fail("--gemm-threads " + std::to_string(gemmThreadsOpt) +
                 ": N >= 1");
   bool nccl = backend == "nccl";
   if (backend != "mpi" && backend != "threads" && !nccl)
@@ -487,8 +500,8 @@ int main(int argc, char **argv) {
   auto timeout = std::chrono::milliseconds(int64_t(timeoutSeconds * 1000));
   // A rank that stops anywhere (not only in a collective) ends the run
   // after --timeout, as Ctrl-C does at once.
-  if ((mpi || nccl) && threadsOpt)
-    setRankThreads(threadsOpt);
+  if ((mpi || nccl) && (threadsOpt || gemmThreadsOpt))
+    setRankThreads(threadsOpt, gemmThreadsOpt);
   if (mpi || nccl)
     startWatchdog(worldRank, 1, timeout, stepCount(m, stepOptions));
   else
@@ -524,7 +537,8 @@ int main(int argc, char **argv) {
   } else {
     // The ranks share this machine's cores: so do their GEMMs and loop nests.
     int cores = std::max(1u, std::thread::hardware_concurrency());
-    setRankThreads(threadsOpt ? int(threadsOpt) : std::max(1, cores / numRanks));
+    setRankThreads(threadsOpt ? int(threadsOpt) : std::max(1, cores / numRanks),
+                   gemmThreadsOpt);
     auto world = createThreadsWorld(m.mesh);
     for (int r = 0; r < numRanks; ++r)
       if (Status s = prepareRank(m, r, feeds, *weights, stepOptions,

@@ -270,15 +270,22 @@ def TPOutlineLoopNests : Pass<"tp-outline-loop-nests", "::mlir::ModuleOp"> {
 }
 
 def TPTraceKernelSites : Pass<"tp-trace-kernel-sites", "::mlir::ModuleOp"> {
-  let summary = "Number each loop nest's call for tp-run --trace";
+  let summary = "Number each loop nest's and GEMM's call for tp-run --trace and --profile";
   let description = [{
-    Runs after tp-outline-loop-nests. Each call of an outlined loop nest
-    gets a site number and is bracketed by `tprt_kernel_begin(site)` and
-    `tprt_kernel_end(site)`: with tracing on, the runtime records the
-    nest's time under the site's name (its ONNX node, as --report names
-    places); off, each call tests a thread-local pointer. The names go to
-    the module attribute `tp.kernel_sites`, and from there to the
-    manifest's `kernel_sites`.
+    Runs after tp-outline-loop-nests. Each call of an outlined loop nest,
+    and each OpenBLAS GEMM call, gets a site number and is bracketed by
+    `tprt_kernel_begin(site)` and `tprt_kernel_end(site)`: with tracing or
+    profiling on, the runtime records the call's time under the site's
+    name (its ONNX node, as --report names places); off, each call tests a
+    thread-local pointer. The names go to the module attribute
+    `tp.kernel_sites`, and from there to the manifest's `kernel_sites`.
+
+    Each site also gets a kernel family (`tp.kernel_families`), which
+    `tp-run --profile` totals per step: `convolution` (a conv's im2col,
+    GEMM and layout moves: the lowering tags their locations), `gemm`,
+    `reduction` (a nest that carries an accumulator or stores an element
+    on several iterations), `elementwise` (a nest that computes on data),
+    `copy` (one that only moves it).
   }];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::func::FuncDialect"];

@@ -21,6 +21,9 @@ Location tagLocation(Location loc, StringRef tag);
 std::string stepPhase(Location loc);
 /// The pipeline microbatch a location is tagged with, or -1.
 int64_t microbatchOf(Location loc);
+/// Whether `loc` (or a location fused into it) carries `tag`; e.g. the
+/// convolution lowering tags its ops "convolution" for tp-run --profile.
+bool hasTag(Location loc, StringRef tag);
 
 /// How messages name a value: a weight by its PyTorch name with the ONNX
 /// name beside it when they differ (`lm_head.weight (ONNX

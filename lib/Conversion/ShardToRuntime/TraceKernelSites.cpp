@@ -6,6 +6,9 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 
 namespace mlir::tp {
 #define GEN_PASS_DEF_TPTRACEKERNELSITES
@@ -16,20 +19,87 @@ using namespace mlir;
 
 namespace {
 
+/// Whether `op` computes on data: arithmetic with a float or integer (not
+/// index, not i1) operand or result. Selects, constants and index
+/// arithmetic only move or address data (im2col's padding, a transpose).
+bool computesOnData(Operation *op) {
+  if (!isa<arith::ArithDialect, math::MathDialect>(op->getDialect()) ||
+      isa<arith::ConstantOp, arith::SelectOp, arith::IndexCastOp,
+          arith::IndexCastUIOp>(op))
+    return false;
+  auto isData = [](Type t) {
+    t = getElementTypeOrSelf(t);
+    return isa<FloatType>(t) || (t.isInteger() && !t.isInteger(1));
+  };
+  return llvm::any_of(op->getOperandTypes(), isData) ||
+         llvm::any_of(op->getResultTypes(), isData);
+}
+
+/// The induction variables of `nest`'s loops that `v` depends on.
+void inductionVariablesOf(Value v, DenseSet<Value> &ivs) {
+  if (auto arg = dyn_cast<BlockArgument>(v)) {
+    if (isa<scf::ForOp>(arg.getOwner()->getParentOp()))
+      ivs.insert(arg);
+    return;
+  }
+  for (Value operand : v.getDefiningOp()->getOperands())
+    inductionVariablesOf(operand, ivs);
+}
+
+/// Whether a store of the nest writes the same element on several
+/// iterations of a loop around it: an accumulation.
+bool accumulates(memref::StoreOp store) {
+  DenseSet<Value> ivs;
+  for (Value index : store.getIndices())
+    inductionVariablesOf(index, ivs);
+  for (auto loop = store->getParentOfType<scf::ForOp>(); loop;
+       loop = loop->getParentOfType<scf::ForOp>())
+    if (!ivs.contains(loop.getInductionVar()))
+      return true;
+  return false;
+}
+
+/// What an outlined loop nest does, as tp-run --profile totals it:
+/// "reduction" (an accumulator carried by a loop, or an element stored on
+/// several iterations), "elementwise" (computes on data), else "copy"
+/// (transposes, im2col, concatenations, fills).
+StringRef nestFamily(func::FuncOp nest) {
+  bool computes = false, reduces = false;
+  nest.walk([&](Operation *op) {
+    if (auto loop = dyn_cast<scf::ForOp>(op))
+      reduces |= loop.getNumRegionIterArgs() > 0;
+    else if (auto store = dyn_cast<memref::StoreOp>(op))
+      reduces |= accumulates(store);
+    else
+      computes |= computesOnData(op);
+  });
+  return reduces ? "reduction" : computes ? "elementwise" : "copy";
+}
+
 struct TPTraceKernelSitesPass
     : tp::impl::TPTraceKernelSitesBase<TPTraceKernelSitesPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
     OpBuilder b(module.getContext());
     Type i64 = b.getI64Type();
-    auto calls = tp::loopNestCalls(module);
+    // Loop-nest calls with their callee, and GEMM calls (no callee to
+    // read) that stand in their function's body.
+    SmallVector<std::pair<func::CallOp, func::FuncOp>> calls;
+    for (auto [call, callee] : tp::loopNestCalls(module))
+      calls.push_back({call, callee});
+    module.walk([&](func::CallOp call) {
+      if ((call.getCallee() == tp::kSgemmFn ||
+           call.getCallee() == tp::kSgemmBatchedFn) &&
+          isa<func::FuncOp>(call->getParentOp()))
+        calls.push_back({call, nullptr});
+    });
     if (calls.empty())
       return;
     func::FuncOp begin = tp::declareRuntimeFunction(module, tp::kKernelBeginFn, {i64});
     func::FuncOp end = tp::declareRuntimeFunction(module, tp::kKernelEndFn, {i64});
-    SmallVector<Attribute> sites, phases;
+    SmallVector<Attribute> sites, phases, families;
     SmallVector<int64_t> microbatches;
-    for (func::CallOp call : llvm::make_first_range(calls)) {
+    for (auto [call, callee] : calls) {
       // Named by its ONNX node, else by the nest's function.
       std::string name = tp::onnxNodeName(call.getLoc());
       if (name.empty())
@@ -47,6 +117,10 @@ struct TPTraceKernelSitesPass
       sites.push_back(b.getStringAttr(name));
       phases.push_back(b.getStringAttr(tp::stepPhase(loc)));
       microbatches.push_back(tp::microbatchOf(loc));
+      families.push_back(b.getStringAttr(
+          tp::hasTag(loc, "convolution") ? "convolution"
+          : callee                       ? nestFamily(callee)
+                                         : "gemm"));
     }
     module->setAttr("tp.kernel_sites", b.getArrayAttr(sites));
     // Where each call stands in a step: the trace's phase and microbatch
@@ -54,6 +128,8 @@ struct TPTraceKernelSitesPass
     module->setAttr("tp.kernel_phases", b.getArrayAttr(phases));
     module->setAttr("tp.kernel_microbatches",
                     b.getDenseI64ArrayAttr(microbatches));
+    // What each does, for tp-run --profile's time by kernel family.
+    module->setAttr("tp.kernel_families", b.getArrayAttr(families));
   }
 };
 

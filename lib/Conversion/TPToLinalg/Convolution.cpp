@@ -16,6 +16,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "tp/Dialect/TP/IR/TPOps.h"
+#include "tp/Sharding/ValueNames.h"
 
 #include <limits>
 
@@ -162,7 +163,9 @@ struct ConvLowering : OpRewritePattern<ConvOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(ConvOp op,
                                 PatternRewriter &rewriter) const override {
-    Location loc = op.getLoc();
+    // Its GEMM and copies are timed as the family "convolution" by
+    // tp-run --profile (tp-trace-kernel-sites reads the tag).
+    Location loc = tagLocation(op.getLoc(), "convolution");
     MLIRContext *ctx = rewriter.getContext();
     RankedTensorType outType = op.getType();
     Type f = outType.getElementType();

@@ -57,8 +57,10 @@ struct Manifest {
   Mesh mesh;
   std::vector<TensorSpec> arguments, results;
   std::vector<std::string> collectiveSites;
-  /// The loop nests' call sites, by ONNX node (tp-trace-kernel-sites).
-  std::vector<std::string> kernelSites;
+  /// The loop nests' and GEMMs' call sites, by ONNX node, and what each
+  /// does: gemm, convolution, reduction, elementwise or copy
+  /// (tp-trace-kernel-sites).
+  std::vector<std::string> kernelSites, kernelFamilies;
   /// Per kernel and collective site: its step phase (forward, loss,
   /// backward, update) and pipeline microbatch (-1: none), for the trace.
   std::vector<std::string> kernelPhases, collectivePhases;

@@ -30,6 +30,8 @@ struct RankContext {
   std::map<std::array<int64_t, 3>, SiteStats> *gemms = nullptr;
   /// With --trace: the rank's timeline (tprt/Trace.h).
   TraceRecorder *trace = nullptr;
+  /// With --profile: seconds per kernel site (the manifest's kernel_sites).
+  std::vector<double> *kernelSeconds = nullptr;
 };
 
 /// The calling thread's rank context (null outside a rank).
@@ -55,8 +57,10 @@ int64_t reservedProgramBytes();
 
 /// Threads each GEMM (OpenBLAS's) and each parallel loop nest (an OpenMP
 /// team) of a rank may use; ranks that are threads share cores. Until it
-/// is called, loop nests use as many as OpenBLAS does.
-void setRankThreads(int threads);
+/// is called, loop nests use as many as OpenBLAS does. `gemmThreads`, when
+/// not 0, is the GEMMs' own count; `threads` 0 keeps the nests at
+/// OpenBLAS's count from before the call.
+void setRankThreads(int threads, int gemmThreads = 0);
 
 /// One rank's result buffers (zeroed, in the manifest's order), given its
 /// argument buffers: an in-place update's result takes its argument's

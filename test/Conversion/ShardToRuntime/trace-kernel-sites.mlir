@@ -4,10 +4,12 @@
 // ONNX node (the first of a fused location) in the module attribute
 // tp.kernel_sites, with their step phase (tp-autodiff tags the backward
 // pass, the loss and the update) and pipeline microbatch (-1: none), which
-// the manifest copies for tp-run --trace. Other calls are left alone.
+// the manifest copies for tp-run --trace. OpenBLAS GEMM calls are sites
+// too. Each site has a kernel family (tp.kernel_families) for tp-run
+// --profile. Other calls are left alone.
 // RUN: tp-opt %s -split-input-file --tp-trace-kernel-sites | FileCheck %s
 
-// CHECK: module attributes {tp.kernel_microbatches = array<i64: -1, -1>, tp.kernel_phases = ["forward", "backward"], tp.kernel_sites = ["/act/Relu", "/fc1/Gemm"]}
+// CHECK: module attributes {tp.kernel_families = ["copy", "copy"], tp.kernel_microbatches = array<i64: -1, -1>, tp.kernel_phases = ["forward", "backward"], tp.kernel_sites = ["/act/Relu", "/fc1/Gemm"]}
 // CHECK-DAG: func.func private @tprt_kernel_begin(i64)
 // CHECK-DAG: func.func private @tprt_kernel_end(i64)
 // CHECK-LABEL: func.func @step
@@ -49,7 +51,7 @@ func.func @no_nests(%a: memref<8xf32>) {
 
 // A pipeline stage's copy for microbatch 2 of a backward op.
 // RUN: tp-opt %s -split-input-file --tp-trace-kernel-sites | FileCheck %s --check-prefix=MB
-// MB: module attributes {tp.kernel_microbatches = array<i64: 2>, tp.kernel_phases = ["backward"], tp.kernel_sites = ["/fc2/Gemm"]}
+// MB: module attributes {tp.kernel_families = ["copy"], tp.kernel_microbatches = array<i64: 2>, tp.kernel_phases = ["backward"], tp.kernel_sites = ["/fc2/Gemm"]}
 func.func private @stage_loop0(%a: memref<8xf32>) attributes {no_inline} {
   return
 }
@@ -89,5 +91,93 @@ func.func @team(%a: memref<8xf32>, %threads: i32, %chunk: index) {
     }
     omp.terminator
   }
+  return
+}
+
+// -----
+
+// Kernel families: a nest that carries an accumulator, or stores one
+// element on several iterations of a loop around it, is a reduction; one
+// that computes on data (a float compare counts) is elementwise; one that
+// only loads, selects (padding) and stores is a copy. A GEMM call is a
+// site of its own ("gemm"), and anything the convolution lowering made
+// (its location tagged "convolution") is the convolution's.
+// RUN: tp-opt %s -split-input-file --tp-trace-kernel-sites | FileCheck %s --check-prefix=FAMILY
+// FAMILY: module attributes {tp.kernel_families = ["reduction", "reduction", "elementwise", "copy", "convolution", "gemm", "convolution"]
+// FAMILY-SAME: tp.kernel_sites = ["/sum/ReduceSum", "/bn/BatchNormalization", "/relu/Relu_grad", "/t/Transpose", "/conv/Conv", "/fc/MatMul", "/conv/Conv"]
+// FAMILY-LABEL: func.func @families
+// FAMILY: %[[G:.*]] = arith.constant 5 : i64
+// FAMILY-NEXT: call @tprt_kernel_begin(%[[G]])
+// FAMILY-NEXT: call @tprt_sgemm(%arg0)
+// FAMILY-NEXT: call @tprt_kernel_end(%[[G]])
+func.func private @tprt_sgemm(memref<8x8xf32>)
+func.func private @families_loop0(%a: memref<8x8xf32>, %out: memref<8xf32>) attributes {no_inline} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %zero = arith.constant 0.0 : f32
+  scf.for %i = %c0 to %c8 step %c1 {
+    %sum = scf.for %j = %c0 to %c8 step %c1 iter_args(%acc = %zero) -> f32 {
+      %v = memref.load %a[%i, %j] : memref<8x8xf32>
+      %s = arith.addf %acc, %v : f32
+      scf.yield %s : f32
+    }
+    memref.store %sum, %out[%i] : memref<8xf32>
+  }
+  return
+}
+func.func private @families_loop1(%a: memref<8x8xf32>, %out: memref<8xf32>) attributes {no_inline} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  scf.for %i = %c0 to %c8 step %c1 {
+    scf.for %j = %c0 to %c8 step %c1 {
+      %v = memref.load %a[%i, %j] : memref<8x8xf32>
+      %o = memref.load %out[%j] : memref<8xf32>
+      %s = arith.addf %o, %v : f32
+      memref.store %s, %out[%j] : memref<8xf32>
+    }
+  }
+  return
+}
+func.func private @families_loop2(%a: memref<8x8xf32>, %g: memref<8x8xf32>) attributes {no_inline} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %zero = arith.constant 0.0 : f32
+  scf.for %i = %c0 to %c8 step %c1 {
+    scf.for %j = %c0 to %c8 step %c1 {
+      %x = memref.load %a[%i, %j] : memref<8x8xf32>
+      %d = memref.load %g[%i, %j] : memref<8x8xf32>
+      %pos = arith.cmpf ogt, %x, %zero : f32
+      %r = arith.select %pos, %d, %zero : f32
+      memref.store %r, %g[%i, %j] : memref<8x8xf32>
+    }
+  }
+  return
+}
+func.func private @families_loop3(%a: memref<8x8xf32>, %t: memref<8x8xf32>) attributes {no_inline} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %zero = arith.constant 0.0 : f32
+  scf.for %i = %c0 to %c8 step %c1 {
+    scf.for %j = %c0 to %c8 step %c1 {
+      %v = memref.load %a[%j, %i] : memref<8x8xf32>
+      %inside = arith.cmpi ult, %j, %c8 : index
+      %p = arith.select %inside, %v, %zero : f32
+      memref.store %p, %t[%i, %j] : memref<8x8xf32>
+    }
+  }
+  return
+}
+func.func @families(%a: memref<8x8xf32>, %b: memref<8x8xf32>, %v: memref<8xf32>) {
+  call @families_loop0(%a, %v) : (memref<8x8xf32>, memref<8xf32>) -> () loc("/sum/ReduceSum")
+  call @families_loop1(%a, %v) : (memref<8x8xf32>, memref<8xf32>) -> () loc("/bn/BatchNormalization")
+  call @families_loop2(%a, %b) : (memref<8x8xf32>, memref<8x8xf32>) -> () loc("/relu/Relu_grad")
+  call @families_loop3(%a, %b) : (memref<8x8xf32>, memref<8x8xf32>) -> () loc("/t/Transpose")
+  call @families_loop3(%a, %b) : (memref<8x8xf32>, memref<8x8xf32>) -> () loc("/conv/Conv"(fused<"convolution">[unknown]))
+  call @tprt_sgemm(%a) : (memref<8x8xf32>) -> () loc("/fc/MatMul")
+  call @tprt_sgemm(%a) : (memref<8x8xf32>) -> () loc("/conv/Conv"(fused<"convolution">[unknown]))
   return
 }

@@ -10,9 +10,10 @@ ts and args; the pids are exactly the ranks 0..N-1, each named; on every
 the other); each rank has `steps` step spans holding its kernels and GEMMs;
 a collective site (not send / recv) is called as often, with the same bytes,
 on every rank that calls it. With the output of the same run's --profile:
-rank 0's calls, bytes and time per collective site and per GEMM shape are
-the profile's (times within 10% or 20 us: two clocks read around the same
-call). Prints what it counted and exits 1 on any failure.
+rank 0's calls, bytes and time per collective site, per GEMM shape and per
+kernel family are the profile's (times within 10% or 20 us: two clocks read
+around the same call), and the families add up to no more than a step.
+Prints what it counted and exits 1 on any failure.
 """
 import re
 import collections
@@ -120,6 +121,29 @@ if len(sys.argv) > 4:
             problems.append("GEMM %s: the profile says %d calls, %.3f ms; the trace "
                             "%d, %.3f" % ((shape, n, ms) + got))
         compared += 1
+    # Time by kernel family, per step: the trace's kernel events of the
+    # family (and its collectives); together no more than the mean step
+    # (kernel sites do not nest, so nothing is counted twice).
+    step_count = sum(1 for e in rank0 if e.get("cat") == "step")
+    mean = re.search(r"mean ([0-9.]+) ms per step", text)
+    families = re.findall(r"^    (\w+)\s+([0-9.]+) ms\s+[0-9.]+%$", text, re.M)
+    for family, ms in families:
+        if family == "other":
+            continue
+        if family == "collectives":
+            mine = [e for e in rank0 if e.get("cat") == "collective"]
+        else:
+            mine = [e for e in rank0 if e.get("cat") == "kernel" and
+                    e["args"].get("family") == family]
+        got = sum(e["dur"] for e in mine) / 1e3 / step_count
+        if not close(got, float(ms)):
+            problems.append("family %s: the profile says %s ms per step; the trace %.3f"
+                            % (family, ms, got))
+        compared += 1
+    accounted = sum(float(ms) for f, ms in families if f != "other")
+    if not families or not mean or accounted > 1.01 * float(mean.group(1)) + 0.02:
+        problems.append("kernel families: %.3f ms of a %s ms step" %
+                        (accounted, mean.group(1) if mean else "?"))
     print("profile lines compared with the trace: %d" % compared)
 
 phases = collections.Counter(e["name"] for e in events if e.get("cat") == "phase")

@@ -3,6 +3,7 @@
 
 #include "tprt/Program.h"
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Format.h"
@@ -61,9 +62,12 @@ void printKernelFamilies(const Manifest &m, const RankState &st) {
   double steps = double(st.stepSeconds.size()), total = 0;
   for (double t : st.stepSeconds)
     total += t;
-  std::vector<std::pair<std::string, double>> families = {
-      {"gemm", 0},        {"convolution", 0}, {"reduction", 0},
-      {"elementwise", 0}, {"copy", 0},        {"collectives", 0}};
+  // In this order, those the program has.
+  std::vector<std::pair<std::string, double>> families;
+  for (const char *family :
+       {"gemm", "convolution", "reduction", "elementwise", "copy"})
+    if (llvm::is_contained(m.kernelFamilies, family))
+      families.push_back({family, 0});
   auto add = [&](const std::string &family, double seconds) {
     for (auto &[name, sum] : families)
       if (name == family) {

@@ -24,7 +24,6 @@ import platform
 import re
 import subprocess
 import sys
-import threading
 import time
 
 import numpy as np
@@ -53,27 +52,39 @@ def run(cmd, env=None):
     return p.stdout
 
 
+# Runs a command and writes its ru_maxrss (KiB) to the file descriptor
+# given first. A process spawned straight from the bench starts with the
+# bench's own high-water mark in its ru_maxrss (Linux keeps the peak of the
+# address space a process leaves at exec, and a spawned child leaves the
+# bench's), which after numpy's GEMMs exceeds a whole tp-run; this small
+# launcher's is a few MiB.
+_LAUNCHER = """import os, sys
+pid = os.posix_spawnp(sys.argv[2], sys.argv[2:], os.environ)
+_, status, usage = os.wait4(pid, 0)
+os.write(int(sys.argv[1]), str(usage.ru_maxrss).encode())
+sys.exit(os.waitstatus_to_exitcode(status))
+"""
+
+
 def run_measured(cmd, env=None):
     """stdout, wall seconds and peak resident MiB of one process (bench/cnn.py
     uses it too). The peak is the kernel's own account at exit (wait4's
-    ru_maxrss): polling /proc/<pid>/status while the process runs slowed a
-    multi-threaded tp-run by up to 1.5x (each read takes the process's
-    memory-map lock, which its threads' page faults wait for)."""
+    ru_maxrss, read by _LAUNCHER): polling /proc/<pid>/status while the
+    process runs slowed a multi-threaded tp-run by up to 1.5x (each read
+    takes the process's memory-map lock, which its threads' page faults
+    wait for)."""
     start = time.perf_counter()
-    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-    streams = {}
-    readers = [threading.Thread(target=lambda name, f: streams.__setitem__(name, f.read()),
-                                args=(name, f)) for name, f in (("out", p.stdout), ("err", p.stderr))]
-    for t in readers:
-        t.start()
-    _, status, usage = os.wait4(p.pid, 0)
-    p.returncode = os.waitstatus_to_exitcode(status)
-    for t in readers:
-        t.join()
-    out, err = streams["out"], streams["err"]
-    if p.returncode != 0:
+    peak_r, peak_w = os.pipe()
+    p = subprocess.Popen([sys.executable, "-S", "-c", _LAUNCHER, str(peak_w), *cmd],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+                         pass_fds=(peak_w,))
+    os.close(peak_w)
+    out, err = p.communicate()
+    with os.fdopen(peak_r) as f:
+        peak_kib = f.read()
+    if p.returncode != 0 or not peak_kib:
         sys.exit(f"bench: {' '.join(cmd)} failed:\n{out}{err}")
-    return out, time.perf_counter() - start, usage.ru_maxrss / 1024
+    return out, time.perf_counter() - start, int(peak_kib) / 1024
 
 
 def best_step_ms(text):

@@ -52,9 +52,12 @@ static constexpr const char *kCpuLoopsToLLVM =
     "expand-strided-metadata,lower-affine,convert-scf-to-cf,"
     // math-to-llvm first (rsqrt, exp, ...), then libm for the rest (erf).
     "convert-math-to-llvm,convert-math-to-libm,"
-    // bf16 conversions as integer arithmetic (no libgcc __truncsfbf2);
-    // min and max kept for LLVM, which vectorizes their reductions.
-    "func.func(tp-expand-arith),"
+    // bf16 arithmetic in f32 registers, rounded back after each op (as
+    // PyTorch's CPU kernels do), and bf16 conversions as integer
+    // arithmetic (no libgcc __truncsfbf2); min and max kept for LLVM,
+    // which vectorizes their reductions.
+    "func.func(arith-emulate-unsupported-floats{source-types=bf16 "
+    "target-type=f32},tp-expand-arith),"
     // Private functions take static buffers as bare pointers; buffers come
     // from the runtime's caching allocator (tprt.h) through aligned_alloc,
     // whose pointer is both the descriptor's allocated and aligned one, as

@@ -16,6 +16,11 @@ static const char *descr(int32_t dtype) {
     return "<f8";
   case TPRT_F16:
     return "<f2";
+  // numpy has no bfloat16: a bf16 array is its bit patterns as uint16
+  // (torch: t.view(torch.int16).numpy().view(numpy.uint16)), and tp has no
+  // uint16 of its own for the descr to mean.
+  case TPRT_BF16:
+    return "<u2";
   case TPRT_I64:
     return "<i8";
   case TPRT_I32:
@@ -67,13 +72,13 @@ Status tprt::parseNpyHeader(const std::string &what, const std::string &header,
     return bad("no 'descr'");
   std::string type = d.substr(q1 + 1, q2 - q1 - 1);
   out.dtype = -1;
-  for (int32_t t : {TPRT_F32, TPRT_F64, TPRT_F16, TPRT_I64, TPRT_I32,
-                    TPRT_I16, TPRT_I8, TPRT_BOOL})
+  for (int32_t t : {TPRT_F32, TPRT_F64, TPRT_F16, TPRT_BF16, TPRT_I64,
+                    TPRT_I32, TPRT_I16, TPRT_I8, TPRT_BOOL})
     if (type == descr(t))
       out.dtype = t;
   if (out.dtype < 0)
     return Status::error(what + ": unsupported .npy dtype '" + type +
-                         "' (f4, f8, f2, i8, i4, i2, i1, b1 are)");
+                         "' (f4, f8, f2, u2 as bf16 bits, i8, i4, i2, i1, b1 are)");
   std::string order = field("fortran_order");
   if (order.find("True") < order.find(','))
     return Status::error(what + ": Fortran-order .npy files are not supported");

@@ -37,6 +37,20 @@ import time
 SUITES = ["node", "pytorch-converted", "pytorch-operator", "simple"]
 
 
+# Failing cases whose reference, not tp, is the odd one out.
+KNOWN_DIFFERENCES = {
+    "node/test_cast_FLOAT_to_BFLOAT16":
+        "this data's reference truncates float32 to bfloat16 (ONNX before 1.14); "
+        "tp rounds to the nearest, ties to even, as PyTorch, bf16 hardware and "
+        "ONNX 1.14's regenerated data do (test/e2e/bf16-io.test checks it bit for bit)",
+}
+for _case in ("BFLOAT16_to_FLOAT", "BFLOAT16_to_FLOAT_expanded", "FLOAT_to_BFLOAT16",
+              "FLOAT_to_BFLOAT16_expanded"):
+    KNOWN_DIFFERENCES["node/test_castlike_" + _case] = (
+        "the data's `like` is [1] where the model declares [3, 4]; tp-run holds "
+        "every input to the shape the model declares")
+
+
 def parse_args():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--tp-bin", required=True, help="folder with tp-compile and tp-run")
@@ -302,7 +316,8 @@ def write_markdown(args, results, totals, totals2):
         which = "1 rank" if r["1"] == "fail" else "dp=2"
         reason = r["1_reason"] if r["1"] == "fail" else r["dp2_reason"]
         reason = re.sub(r"/tmp/\S*/", "", reason)
-        lines.append(f"- `{key}` ({which}): {reason}")
+        why = KNOWN_DIFFERENCES.get(key)
+        lines.append(f"- `{key}` ({which}): {reason}" + (f". Why: {why}" if why else ""))
     lines += ["", "## Why cases are unsupported (commonest first)", "",
               "| reason | cases |", "|---|---|"]
     for reason, n in reasons.most_common(40):

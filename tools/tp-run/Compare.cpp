@@ -4,6 +4,7 @@
 #include "tprt/DType.h"
 #include "tprt/OnnxTensor.h"
 
+#include "llvm/Support/ErrorHandling.h"
 #include "llvm/Support/FileSystem.h"
 
 #include "llvm/Support/Format.h"
@@ -32,6 +33,11 @@ double tprt::toDouble(const char *p, int32_t dtype) {
     std::memcpy(&h, p, 2);
     return halfToFloat(h);
   }
+  case TPRT_BF16: {
+    uint16_t h;
+    std::memcpy(&h, p, 2);
+    return bf16ToFloat(h);
+  }
   case TPRT_I64: {
     int64_t i;
     std::memcpy(&i, p, 8);
@@ -46,12 +52,13 @@ double tprt::toDouble(const char *p, int32_t dtype) {
     return double(*reinterpret_cast<const int8_t *>(p));
   case TPRT_BOOL:
     return double(*reinterpret_cast<const uint8_t *>(p) != 0);
-  default: {
+  case TPRT_I32: {
     int32_t i;
     std::memcpy(&i, p, 4);
     return double(i);
   }
   }
+  llvm_unreachable("an array's dtype is one of tprt_dtype's");
 }
 
 /// numpy.testing.assert_allclose's rule per element (NaNs equal, infinities

@@ -45,6 +45,8 @@ static constexpr const char *kCpuLinalgToLoops =
     "tp-lower-matmul-to-blas,"
     "func.func(tp-linalg-to-loops{min-parallel-iterations=%s},"
     "tp-fuse-parallel-loops),"
+    // The peak of temporaries once the fusion moved allocations and frees.
+    "tp-plan-peak-memory,"
     "tp-outline-loop-nests,"
     "tp-trace-kernel-sites";
 static constexpr const char *kCpuLoopsToLLVM =
@@ -124,7 +126,8 @@ LogicalResult tp::buildLowerToRuntimeCallsPipeline(OpPassManager &pm,
 static LogicalResult buildBufferizeToGpuLoops(OpPassManager &pm,
                                               const tp::Target &target) {
   return parse(pm,
-               std::string(kBufferize) + kGpuLoops[target.gpuLoopsOnCpu] +
+               std::string(kBufferize) + "tp-plan-peak-memory," +
+                   kGpuLoops[target.gpuLoopsOnCpu] +
                    kTiledGpuLoops,
                std::to_string(target.blockSize));
 }

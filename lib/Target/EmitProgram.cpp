@@ -369,7 +369,7 @@ LogicalResult tp::emitProgram(ModuleOp module,
     manifest->fields["kernel_families"] =
         moduleStrings(module, "tp.kernel_families");
   }
-  // tp-free-after-last-use's plan, for tp-run --profile to compare with.
+  // tp-plan-peak-memory's plan, for tp-run --profile to compare with.
   if (auto peak = module->getAttrOfType<IntegerAttr>("tp.peak_temporary_bytes")) {
     manifest->fields["peak_temporary_bytes"] = peak.getInt();
     if (options.memory)

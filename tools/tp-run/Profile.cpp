@@ -106,7 +106,7 @@ void tprt::printProfile(const Manifest &m, const std::vector<RankState> &states,
       sum / steps.size() * 1e3);
   // What each buffer of rank 0 holds: its share of the arguments and
   // results (buffers tp-run gives the program), and the temporaries the
-  // program allocated, against tp-free-after-last-use's plan.
+  // program allocated, against tp-plan-peak-memory's plan.
   int64_t argBytes = 0, resultBytes = 0;
   for (const auto &a : states[0].args)
     argBytes += int64_t(a.size());

@@ -66,13 +66,26 @@ def TPFreeAfterLastUse : Pass<"tp-free-after-last-use", "::mlir::ModuleOp"> {
       each activation its forward kept once it has read it, not when it
       returns.
 
-    Also records the planned peak of temporary bytes of the module's public
-    function (each allocation rounded up to 64 bytes, as the runtime's
-    allocator hands them out; a call adds its callee's peak) as the
-    module's `tp.peak_temporary_bytes`, which the manifest carries and
-    tp-run --profile compares with what the step allocated.
+    tp-plan-peak-memory then records the peak these frees give.
   }];
   let dependentDialects = ["::mlir::memref::MemRefDialect"];
+}
+
+def TPPlanPeakMemory : Pass<"tp-plan-peak-memory", "::mlir::ModuleOp"> {
+  let summary = "Record the planned peak of a step's temporary bytes";
+  let description = [{
+    Walks the module's public function (the step) in program order and
+    records the most bytes of its allocations live at once as the
+    module's `tp.peak_temporary_bytes` (each allocation rounded up to 64
+    bytes, as the runtime's allocator hands them out; a call adds its
+    callee's peak, and frees the arguments the callee deallocates), and
+    for a pipeline's dispatch the step's peak at each stage function's
+    call (`tp.peak_bytes_at_calls`). The manifest carries them, --report
+    prints them, and tp-run --profile compares them with what the step
+    allocated. It runs after every pass that moves allocations or frees:
+    on the CPU after tp-fuse-parallel-loops, which hoists the allocations
+    between the loops it merges and sinks their frees.
+  }];
 }
 
 def TPFreeDistinctAllocations

@@ -15,9 +15,6 @@ using namespace mlir;
 
 namespace {
 
-/// The runtime's host allocator rounds every block up to this.
-constexpr int64_t kGranule = 64;
-
 /// The last op of `block` that uses `buffer`, a view of it, or a value
 /// computed from either (nullptr: no use but `except`), or failure when a
 /// use may alias it in another way.
@@ -51,21 +48,6 @@ FailureOr<Operation *> lastUse(Value buffer, Block *block, Operation *except) {
   return last;
 }
 
-int64_t allocationBytes(memref::AllocOp alloc) {
-  MemRefType type = alloc.getType();
-  if (!type.hasStaticShape())
-    return 0;
-  // Index buffers (buffer deallocation's bookkeeping around a pipeline's
-  // stage dispatch) hold 64-bit words.
-  int64_t bits =
-      type.getElementType().isIndex() ? 64 : type.getElementTypeBitWidth();
-  int64_t bytes = type.getNumElements() * llvm::divideCeil(bits, 8);
-  // finalize-memref-to-llvm{use-aligned-alloc} rounds the size up to the
-  // alignment, and the runtime's allocator to its 64-byte granule.
-  return llvm::alignTo(bytes, std::max<int64_t>(
-                                  kGranule, alloc.getAlignment().value_or(0)));
-}
-
 /// The buffer's one memref.dealloc when it is in `op`'s block and `op` is
 /// the buffer's last use before it; nullptr otherwise.
 memref::DeallocOp freedRightAfter(Value buffer, Operation *op) {
@@ -77,14 +59,6 @@ memref::DeallocOp freedRightAfter(Value buffer, Operation *op) {
   return succeeded(last) && *last == op ? dealloc : nullptr;
 }
 
-/// The buffers callees free for their callers (freeInCallees).
-struct FreedArgs {
-  /// Bytes freed, by the callee's argument.
-  llvm::DenseMap<BlockArgument, int64_t> args;
-  /// Bytes each call of the callee frees, by callee.
-  llvm::StringMap<int64_t> perCall;
-};
-
 struct TPFreeAfterLastUsePass
     : tp::impl::TPFreeAfterLastUseBase<TPFreeAfterLastUsePass> {
   void runOnOperation() override {
@@ -95,32 +69,7 @@ struct TPFreeAfterLastUsePass
           writeResultsInPlaceOfCopies(func);
         freeAfterLastUse(func);
       }
-    FreedArgs freedArgs = freeInCallees(module);
-    // Layers' functions (tp-outline-repeated-layers) first: a call holds
-    // the callee's temporaries at their peak on top of the caller's.
-    llvm::DenseMap<StringRef, int64_t> calleePeaks;
-    int64_t peak = 0;
-    // The step's peak while it calls each callee: a pipeline stage's
-    // (tp-split-stages' dispatch calls one per device).
-    llvm::StringMap<int64_t> atCalls;
-    for (bool entry : {false, true})
-      for (auto func : module.getOps<func::FuncOp>()) {
-        if (func.isExternal() || func.isPublic() != entry)
-          continue;
-        int64_t p = plannedPeak(func, calleePeaks, freedArgs,
-                                entry ? &atCalls : nullptr);
-        if (entry)
-          peak = std::max(peak, p);
-        else
-          calleePeaks[func.getSymName()] = p;
-      }
-    Builder b(&getContext());
-    module->setAttr("tp.peak_temporary_bytes", b.getI64IntegerAttr(peak));
-    SmallVector<NamedAttribute> calls;
-    for (auto &[callee, bytes] : atCalls)
-      calls.push_back(b.getNamedAttr(callee, b.getI64IntegerAttr(bytes)));
-    if (!calls.empty())
-      module->setAttr("tp.peak_bytes_at_calls", b.getDictionaryAttr(calls));
+    freeInCallees(module);
   }
 
   /// buffer-results-to-out-params copies a step's result into its output
@@ -156,12 +105,11 @@ struct TPFreeAfterLastUsePass
   /// long before. Where every call of a private function passes, at one
   /// argument, a buffer that the caller frees right after the call, the
   /// callee frees it after its own last use instead.
-  static FreedArgs freeInCallees(ModuleOp module) {
+  static void freeInCallees(ModuleOp module) {
     llvm::DenseMap<StringRef, SmallVector<func::CallOp>> calls;
     module.walk([&](func::CallOp call) {
       calls[call.getCallee()].push_back(call);
     });
-    FreedArgs freed;
     for (auto callee : module.getOps<func::FuncOp>()) {
       auto it = calls.find(callee.getSymName());
       if (callee.isExternal() || callee.isPublic() ||
@@ -191,10 +139,6 @@ struct TPFreeAfterLastUsePass
         }
         if (callerFrees.size() != it->second.size())
           continue;
-        int64_t bytes = allocationBytes(
-            callerFrees.front().getMemref().getDefiningOp<memref::AllocOp>());
-        freed.args[arg] = bytes;
-        freed.perCall[callee.getSymName()] += bytes;
         OpBuilder b(callee.getContext());
         if (*last)
           b.setInsertionPointAfter(*last);
@@ -205,7 +149,6 @@ struct TPFreeAfterLastUsePass
           dealloc.erase();
       }
     }
-    return freed;
   }
 
   /// The dealloc of the buffer `call` passes at `operand` when the buffer
@@ -237,36 +180,6 @@ struct TPFreeAfterLastUsePass
     });
     for (auto [dealloc, after] : moves)
       dealloc->moveAfter(after);
-  }
-
-  /// Live bytes along the entry block (the step's buffers; a nested
-  /// block's temporaries count at their op, a callee's at its call, less
-  /// the arguments it frees once it returns).
-  static int64_t plannedPeak(func::FuncOp func,
-                             const llvm::DenseMap<StringRef, int64_t> &callees,
-                             const FreedArgs &freedArgs,
-                             llvm::StringMap<int64_t> *atCalls) {
-    int64_t live = 0, peak = 0;
-    for (Operation &op : func.getBody().front()) {
-      op.walk([&](Operation *nested) {
-        if (auto call = dyn_cast<func::CallOp>(nested)) {
-          int64_t here = live + callees.lookup(call.getCallee());
-          peak = std::max(peak, here);
-          if (atCalls && callees.count(call.getCallee()))
-            (*atCalls)[call.getCallee()] =
-                std::max((*atCalls)[call.getCallee()], here);
-          live -= freedArgs.perCall.lookup(call.getCallee());
-        } else if (auto a = dyn_cast<memref::AllocOp>(nested)) {
-          peak = std::max(peak, live += allocationBytes(a));
-        } else if (auto d = dyn_cast<memref::DeallocOp>(nested)) {
-          if (auto a = d.getMemref().getDefiningOp<memref::AllocOp>())
-            live -= allocationBytes(a);
-          else if (auto arg = dyn_cast<BlockArgument>(d.getMemref()))
-            live -= freedArgs.args.lookup(arg);
-        }
-      });
-    }
-    return peak;
   }
 };
 

@@ -48,7 +48,7 @@ void recordGemms(int64_t m, int64_t n, int64_t k, int64_t count,
 /// The buffers the program allocates on the calling thread (its rank's
 /// temporaries), in bytes as the allocator hands them out: the most in use
 /// at once since resetTemporaryPeak(). tp-run --profile compares it with the
-/// manifest's peak_temporary_bytes (tp-free-after-last-use's plan).
+/// manifest's peak_temporary_bytes (tp-plan-peak-memory's plan).
 void resetTemporaryPeak();
 int64_t temporaryPeak();
 /// Host bytes the process's caching allocator holds (in use or cached for

@@ -1,10 +1,10 @@
 // tp-free-after-last-use: buffer-deallocation-pipeline frees a block's
 // buffers at its end; each dealloc moves to just after the last use of the
-// buffer or of a view of it, and the module records the planned peak of
+// buffer or of a view of it; tp-plan-peak-memory then records the peak of
 // temporary bytes (each buffer as the runtime's allocator is asked for it:
 // its bytes rounded up to its alignment, as aligned_alloc is called, and
 // to the allocator's 64 bytes).
-// RUN: tp-opt %s -split-input-file --tp-free-after-last-use | FileCheck %s
+// RUN: tp-opt %s -split-input-file --tp-free-after-last-use --tp-plan-peak-memory | FileCheck %s
 
 // A chain: each buffer is freed once the next one is written, so at most
 // two are alive at once instead of three: 64 + 64 bytes. The last

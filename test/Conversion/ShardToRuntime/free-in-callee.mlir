@@ -3,7 +3,7 @@
 // after the call, the callee frees that argument after its last use there
 // (a layer's backward function drops each activation its forward kept once
 // it has read it). The planned peak counts the bytes as freed there.
-// RUN: tp-opt %s -split-input-file --tp-free-after-last-use | FileCheck %s
+// RUN: tp-opt %s -split-input-file --tp-free-after-last-use --tp-plan-peak-memory | FileCheck %s
 
 // Two calls, each with its own activation: the callee frees it after its
 // first op, before it allocates 256 bytes. The step holds %a1 (64 bytes)

@@ -2,7 +2,7 @@
 // copy into an output parameter (buffer-results-to-out-params copies a
 // result that a call wrote, as a layer's weight gradient) becomes that
 // parameter, so the step does not hold both to its end.
-// RUN: tp-opt %s -split-input-file --tp-free-after-last-use | FileCheck %s
+// RUN: tp-opt %s -split-input-file --tp-free-after-last-use --tp-plan-peak-memory | FileCheck %s
 
 // The call writes the gradient into the step's output parameter; the copy,
 // the buffer and its dealloc are gone, and no temporary bytes remain.

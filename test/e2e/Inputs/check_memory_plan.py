@@ -1,6 +1,6 @@
 """Reads tp-run --profile output on stdin; checks that the temporaries a
 step allocated at once (measured by the runtime's allocator) are within 1%
-of tp-free-after-last-use's plan in the manifest, and prints both."""
+of tp-plan-peak-memory's plan in the manifest, and prints both."""
 import re
 import sys
 

@@ -35,23 +35,28 @@ bool computesOnData(Operation *op) {
          llvm::any_of(op->getResultTypes(), isData);
 }
 
-/// The induction variables of `nest`'s loops that `v` depends on.
-void inductionVariablesOf(Value v, DenseSet<Value> &ivs) {
-  if (auto arg = dyn_cast<BlockArgument>(v)) {
-    if (isa<scf::ForOp>(arg.getOwner()->getParentOp()))
-      ivs.insert(arg);
-    return;
+/// The induction variables of the nest's loops that `v` depends on.
+DenseSet<Value> inductionVariablesOf(ValueRange values) {
+  DenseSet<Value> ivs, seen;
+  SmallVector<Value> work(values.begin(), values.end());
+  while (!work.empty()) {
+    Value v = work.pop_back_val();
+    if (!seen.insert(v).second)
+      continue;
+    if (auto arg = dyn_cast<BlockArgument>(v)) {
+      if (isa<scf::ForOp>(arg.getOwner()->getParentOp()))
+        ivs.insert(arg);
+      continue;
+    }
+    llvm::append_range(work, v.getDefiningOp()->getOperands());
   }
-  for (Value operand : v.getDefiningOp()->getOperands())
-    inductionVariablesOf(operand, ivs);
+  return ivs;
 }
 
 /// Whether a store of the nest writes the same element on several
 /// iterations of a loop around it: an accumulation.
 bool accumulates(memref::StoreOp store) {
-  DenseSet<Value> ivs;
-  for (Value index : store.getIndices())
-    inductionVariablesOf(index, ivs);
+  DenseSet<Value> ivs = inductionVariablesOf(store.getIndices());
   for (auto loop = store->getParentOfType<scf::ForOp>(); loop;
        loop = loop->getParentOfType<scf::ForOp>())
     if (!ivs.contains(loop.getInductionVar()))
@@ -99,6 +104,19 @@ struct TPTraceKernelSitesPass
     func::FuncOp end = tp::declareRuntimeFunction(module, tp::kKernelEndFn, {i64});
     SmallVector<Attribute> sites, phases, families;
     SmallVector<int64_t> microbatches;
+    // A repeated layer's nests are one function called per layer: each
+    // function is read once.
+    DenseMap<Operation *, StringRef> nestFamilies;
+    auto familyOf = [&](Location loc, func::FuncOp callee) -> StringRef {
+      if (tp::hasTag(loc, "convolution"))
+        return "convolution";
+      if (!callee)
+        return "gemm";
+      auto it = nestFamilies.find(callee);
+      if (it == nestFamilies.end())
+        it = nestFamilies.try_emplace(callee, nestFamily(callee)).first;
+      return it->second;
+    };
     for (auto [call, callee] : calls) {
       // Named by its ONNX node, else by the nest's function.
       std::string name = tp::onnxNodeName(call.getLoc());
@@ -117,10 +135,7 @@ struct TPTraceKernelSitesPass
       sites.push_back(b.getStringAttr(name));
       phases.push_back(b.getStringAttr(tp::stepPhase(loc)));
       microbatches.push_back(tp::microbatchOf(loc));
-      families.push_back(b.getStringAttr(
-          tp::hasTag(loc, "convolution") ? "convolution"
-          : callee                       ? nestFamily(callee)
-                                         : "gemm"));
+      families.push_back(b.getStringAttr(familyOf(loc, callee)));
     }
     module->setAttr("tp.kernel_sites", b.getArrayAttr(sites));
     // Where each call stands in a step: the trace's phase and microbatch

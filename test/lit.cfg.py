@@ -93,6 +93,24 @@ if os.path.isdir(onnx_testdata):
     config.available_features.add("onnx-testdata")
 config.substitutions.append(("%onnx_testdata", onnx_testdata))
 
+# The widest vectors of this x86-64 host, for the FileCheck prefix of
+# test/Target/host-vector-width.test: program.so is compiled for the host
+# CPU, whose loop nests LLVM vectorizes at the width it prefers there.
+host_flags = set()
+if os.path.exists("/proc/cpuinfo"):
+    with open("/proc/cpuinfo") as f:
+        for line in f:
+            if line.startswith("flags"):
+                host_flags = set(line.split(":", 1)[1].split())
+                break
+host_vectors = ("AVX512" if "avx512f" in host_flags else
+                "AVX2" if "avx2" in host_flags else "SSE")
+config.substitutions.append(("%host_vectors", host_vectors))
+# FileCheck flags that refuse registers wider than the host has.
+config.substitutions.append(("%host_absent_registers", {
+    "AVX512": "", "AVX2": "--implicit-check-not=%zmm",
+    "SSE": "--implicit-check-not=%ymm --implicit-check-not=%zmm"}[host_vectors]))
+
 # CUDA (docs/GPU.md). Compiling for the GPU needs only MLIR; ptxas checks the
 # PTX; `cuda-runtime`: libtprt has the CUDA runtime, so CUDA programs link;
 # `cuda-gpu`: a GPU is here to run them. Without one, every GPU test is

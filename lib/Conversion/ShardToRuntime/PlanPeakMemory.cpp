@@ -8,11 +8,10 @@
 // the step allocated.
 //
 //===----------------------------------------------------------------------===//
-#include "MemoryPlan.h"
-
 #include "tp/Conversion/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "llvm/ADT/StringMap.h"
 
 namespace mlir::tp {
@@ -22,10 +21,14 @@ namespace mlir::tp {
 
 using namespace mlir;
 
-/// The runtime's host allocator rounds every block up to this.
-static constexpr int64_t kGranule = 64;
+namespace {
 
-int64_t tp::allocationBytes(memref::AllocOp alloc) {
+/// The runtime's host allocator rounds every block up to this.
+constexpr int64_t kGranule = 64;
+
+/// The bytes the runtime's allocator hands out for `alloc` (0 for a
+/// dynamic shape).
+int64_t allocationBytes(memref::AllocOp alloc) {
   MemRefType type = alloc.getType();
   if (!type.hasStaticShape())
     return 0;
@@ -39,8 +42,6 @@ int64_t tp::allocationBytes(memref::AllocOp alloc) {
   return llvm::alignTo(bytes, std::max<int64_t>(
                                   kGranule, alloc.getAlignment().value_or(0)));
 }
-
-namespace {
 
 /// The buffers callees free for their callers (tp-free-after-last-use
 /// moves such a free into the callee): a private function's dealloc of
@@ -69,7 +70,7 @@ FreedArgs freedInCallees(ModuleOp module) {
                        .getDefiningOp<memref::AllocOp>();
       if (!alloc)
         continue;
-      int64_t bytes = tp::allocationBytes(alloc);
+      int64_t bytes = allocationBytes(alloc);
       freed.args[arg] = bytes;
       freed.perCall[callee.getSymName()] += bytes;
     }
@@ -95,10 +96,10 @@ int64_t plannedPeak(func::FuncOp func,
               std::max((*atCalls)[call.getCallee()], here);
         live -= freedArgs.perCall.lookup(call.getCallee());
       } else if (auto a = dyn_cast<memref::AllocOp>(nested)) {
-        peak = std::max(peak, live += tp::allocationBytes(a));
+        peak = std::max(peak, live += allocationBytes(a));
       } else if (auto d = dyn_cast<memref::DeallocOp>(nested)) {
         if (auto a = d.getMemref().getDefiningOp<memref::AllocOp>())
-          live -= tp::allocationBytes(a);
+          live -= allocationBytes(a);
         else if (auto arg = dyn_cast<BlockArgument>(d.getMemref()))
           live -= freedArgs.args.lookup(arg);
       }

@@ -13,6 +13,8 @@ packages=(
   libonnx-dev libprotobuf-dev protobuf-compiler
   # CPU GEMM, multi-process runtime, JSON, runtime unit tests
   libopenblas-dev libopenmpi-dev openmpi-bin nlohmann-json3-dev libgtest-dev
+  # CPU convolutions and their gradients (oneDNN 2.6, PyTorch's library)
+  libdnnl-dev
   # LLVM's OpenMP runtime: the teams of compiled programs' parallel loop nests
   libomp5-14
   # the model file's SHA-256 (OpenSSL's libcrypto)

@@ -12,16 +12,21 @@ using namespace mlir;
 
 // Written as pipeline text so that it reads like the mlir-opt command a
 // compiler engineer would type.
+// Convolutions first: on the CPU oneDNN runs them and their gradients
+// (tp-lower-conv-to-dnnl); what it does not take, and every conv gradient
+// on the CUDA target, is written as tp.conv, which lowers to im2col and a
+// GEMM.
+static constexpr const char *kCpuConvs =
+    "tp-lower-conv-to-dnnl,tp-expand-conv-gradients,";
+static constexpr const char *kGpuConvs = "tp-expand-conv-gradients,";
 static constexpr const char *kLowerToRuntimeCalls =
     "tp-lower-to-linalg,func.func(tp-fuse-elementwise),"
     "tp-lower-collectives{target=%s}";
 // On the CPU, a model's repeated layers are compiled once: outlined on
 // the per-device tp ops, so that the lowering to linalg and the fusion
 // (which grew faster than depth) also see each distinct layer once.
-static constexpr const char *kCpuLowerToRuntimeCalls =
-    "tp-outline-repeated-layers{min-repeats=%s},"
-    "tp-lower-to-linalg,func.func(tp-fuse-elementwise),"
-    "tp-lower-collectives{target=cpu}";
+static constexpr const char *kOutlineRepeatedLayers =
+    "tp-outline-repeated-layers{min-repeats=%s}";
 static constexpr const char *kBufferize =
     // The step's own boundary first: one-shot would relate each of its
     // results to each of its arguments (quadratic in a deep step's weights).
@@ -116,10 +121,14 @@ static LogicalResult parse(OpPassManager &pm, StringRef text,
 
 LogicalResult tp::buildLowerToRuntimeCallsPipeline(OpPassManager &pm,
                                                    const tp::Target &target) {
-  if (!target.cuda && !target.gpuLoopsOnCpu && target.outlineLayers)
-    return parse(pm, kCpuLowerToRuntimeCalls,
-                 std::to_string(target.outlineLayers));
-  return parse(pm, kLowerToRuntimeCalls, target.cuda ? "cuda" : "cpu");
+  bool cpu = !target.cuda && !target.gpuLoopsOnCpu;
+  if (cpu && target.outlineLayers &&
+      failed(parse(pm, kOutlineRepeatedLayers,
+                   std::to_string(target.outlineLayers))))
+    return failure();
+  return parse(pm, std::string(cpu ? kCpuConvs : kGpuConvs) +
+                       kLowerToRuntimeCalls,
+               target.cuda ? "cuda" : "cpu");
 }
 
 /// Bufferization and the CUDA target's parallel loops, tiled into blocks.

@@ -332,7 +332,8 @@ static SmallVector<int> reducedFactors(Operation *op,
     out.append(rule.operands[0][axis]);
     return out;
   }
-  if (!isa<MatMulOp, ReduceSumOp, ReduceMeanOp, ConvOp>(op))
+  if (!isa<MatMulOp, ReduceSumOp, ReduceMeanOp, ConvOp, ConvInputGradOp,
+           ConvFilterGradOp>(op))
     return out; // a gather never reads its table's padding
   for (int f = 0; f < rule.numFactors(); ++f)
     if (rule.kinds[f] == FactorKind::Reduction)

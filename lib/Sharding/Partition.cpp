@@ -436,14 +436,6 @@ LogicalResult Partitioner::partitionOp(Operation *op) {
     newOp = MulOp::create(b, loc, type, sum, scale);
   } else if (isa<SoftmaxOp, LogSoftmaxOp>(op)) {
     newOp = partitionSoftmax(op, operands[0], types[0]);
-  } else if (auto conv = dyn_cast<ConvOp>(op); conv && conv.getGroup() != 1) {
-    // A depthwise conv split over its channels has as many groups locally
-    // as it has channels.
-    int64_t group = cast<RankedTensorType>(operands[0].getType()).getDimSize(1) /
-                    cast<RankedTensorType>(operands[1].getType()).getDimSize(1);
-    newOp = ConvOp::create(b, loc, types[0], operands[0], operands[1],
-                           conv.getStridesAttr(), conv.getDilationsAttr(),
-                           conv.getPadsAttr(), b.getI64IntegerAttr(group));
   } else if (auto slice = dyn_cast<SliceOp>(op)) {
     // Split dims are never sliced (the rule keeps sliced dims whole): they
     // are taken whole, locally.
@@ -463,6 +455,21 @@ LogicalResult Partitioner::partitionOp(Operation *op) {
       if (!attr.getName().getValue().starts_with("tp."))
         state.addAttribute(attr.getName(), attr.getValue());
     newOp = b.create(state);
+  }
+  if (isa<ConvOp, ConvInputGradOp, ConvFilterGradOp>(op) &&
+      op->getAttrOfType<IntegerAttr>("group").getInt() != 1) {
+    // A depthwise conv (or gradient) split over its channels has as many
+    // groups locally as it has channels: the input's channels over the
+    // filter's channels per group.
+    auto local = [&](Type t) { return cast<RankedTensorType>(t); };
+    RankedTensorType input = local(isa<ConvInputGradOp>(op)
+                                       ? types[0]
+                                       : operands[0].getType());
+    RankedTensorType filter = local(isa<ConvFilterGradOp>(op)
+                                        ? types[0]
+                                        : operands[1].getType());
+    newOp->setAttr("group", b.getI64IntegerAttr(input.getDimSize(1) /
+                                               filter.getDimSize(1)));
   }
   // Recomputation's marks: --report counts the recomputed ops.
   for (StringRef name : {"tp.recomputed", "tp.rematerialized"})

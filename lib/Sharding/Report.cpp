@@ -124,10 +124,16 @@ double tp::estimateFlops(Operation *op) {
   if (auto mm = dyn_cast<MatMulOp>(op))
     return 2 * elements(mm.getResult()) *
            double(cast<RankedTensorType>(mm.getLhs().getType()).getShape().back());
-  if (isa<ConvOp>(op)) {
-    auto filter = cast<RankedTensorType>(op->getOperand(1).getType());
-    return 2 * elements(op->getResult(0)) *
-           double(filter.getNumElements() / filter.getDimSize(0));
+  // A conv and both its gradients: two flops per output-gradient element
+  // and filter element of its group.
+  if (isa<ConvOp, ConvInputGradOp, ConvFilterGradOp>(op)) {
+    Value out = isa<ConvOp>(op) ? op->getResult(0)
+                : isa<ConvInputGradOp>(op) ? op->getOperand(0)
+                                           : op->getOperand(1);
+    Value filter = isa<ConvFilterGradOp>(op) ? op->getResult(0)
+                                              : op->getOperand(1);
+    auto f = cast<RankedTensorType>(filter.getType());
+    return 2 * elements(out) * double(f.getNumElements() / f.getDimSize(0));
   }
   double n = 0;
   for (Value r : op->getResults())

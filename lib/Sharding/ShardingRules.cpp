@@ -257,32 +257,41 @@ static ShardingRule oneHotRule(OneHotOp op) {
   return rule;
 }
 
-/// Conv [N, C, S...] x [M, C/g, K...] -> [N, M, O...]: N is parallel (data
-/// parallelism); with one group M is parallel (output channels, like a
-/// colwise Linear) and C a reduction (like a rowwise one); a depthwise conv
-/// (one channel per group, one filter per channel) keeps its channels
-/// parallel, so that it follows a channel split; windows keep the spatial
-/// dims whole.
-static ShardingRule convRule(ConvOp op) {
+/// Which of a conv's dims an op of the conv family sums over.
+enum class ConvSum { Channels, OutputChannels, Batch };
+
+/// The factors of a conv [N, C, S...] x [M, C/g, K...] -> [N, M, O...],
+/// which its two gradients share: each sums over one of N, C, M (`sum`) and
+/// keeps the other two parallel. A conv sums over C (N is data
+/// parallelism; with one group M splits like a colwise Linear and C like a
+/// rowwise one); the input's gradient sums over M, the filter's over N (a
+/// data-parallel filter gradient is partial). A depthwise conv (one channel
+/// per group, one filter per channel) has C = M, parallel, so that it
+/// follows a channel split; other grouped convs keep C and M whole.
+/// Windows keep the spatial dims whole. `in`, `w`, `out`: the conv's
+/// shapes, whichever of them are the op's operands or result.
+static ShardingRule convFamilyRule(ArrayRef<int64_t> in, ArrayRef<int64_t> w,
+                                   ArrayRef<int64_t> out, int64_t group,
+                                   ConvSum sum, DimFactors &inF,
+                                   DimFactors &wF, DimFactors &outF) {
   ShardingRule rule;
   rule.priority = 1;
-  ArrayRef<int64_t> in = shapeOf(op.getInput()), w = shapeOf(op.getFilter()),
-                    out = shapeOf(op.getResult());
-  bool grouped = op.getGroup() != 1;
-  bool depthwise = op.getGroup() == in[1] && w[0] == in[1] && w[1] == 1;
-  int n = rule.addFactor(in[0], FactorKind::Parallel);
-  DimFactors inF, wF, outF;
+  bool depthwise = group == in[1] && w[0] == in[1] && w[1] == 1;
+  auto kind = [&](ConvSum dim) {
+    if (group != 1 && !depthwise && dim != ConvSum::Batch)
+      return FactorKind::Replicated;
+    return dim == sum ? FactorKind::Reduction : FactorKind::Parallel;
+  };
+  int n = rule.addFactor(in[0], kind(ConvSum::Batch));
   if (depthwise) {
     int c = rule.addFactor(in[1], FactorKind::Parallel);
     inF = {{n}, {c}};
     wF = {{c}, {rule.addFactor(1, FactorKind::Replicated)}};
     outF = {{n}, {c}};
   } else {
-    int m = rule.addFactor(w[0], grouped ? FactorKind::Replicated
-                                         : FactorKind::Parallel);
-    int c = rule.addFactor(in[1], grouped ? FactorKind::Replicated
-                                          : FactorKind::Reduction);
-    int cw = grouped ? rule.addFactor(w[1], FactorKind::Replicated) : c;
+    int m = rule.addFactor(w[0], kind(ConvSum::OutputChannels));
+    int c = rule.addFactor(in[1], kind(ConvSum::Channels));
+    int cw = group != 1 ? rule.addFactor(w[1], FactorKind::Replicated) : c;
     inF = {{n}, {c}};
     wF = {{m}, {cw}};
     outF = {{n}, {m}};
@@ -292,8 +301,37 @@ static ShardingRule convRule(ConvOp op) {
     wF.push_back({rule.addFactor(w[i], FactorKind::Replicated)});
     outF.push_back({rule.addFactor(out[i], FactorKind::Replicated)});
   }
-  rule.operands = {inF, wF};
-  rule.results.push_back(outF);
+  return rule;
+}
+
+static ShardingRule convRule(ConvOp op) {
+  DimFactors in, w, out;
+  ShardingRule rule = convFamilyRule(
+      shapeOf(op.getInput()), shapeOf(op.getFilter()), shapeOf(op.getResult()),
+      op.getGroup(), ConvSum::Channels, in, w, out);
+  rule.operands = {in, w};
+  rule.results.push_back(out);
+  return rule;
+}
+
+static ShardingRule convInputGradRule(ConvInputGradOp op) {
+  DimFactors in, w, out;
+  ShardingRule rule = convFamilyRule(
+      shapeOf(op.getResult()), shapeOf(op.getFilter()),
+      shapeOf(op.getOutputGrad()), op.getGroup(), ConvSum::OutputChannels, in,
+      w, out);
+  rule.operands = {out, w};
+  rule.results.push_back(in);
+  return rule;
+}
+
+static ShardingRule convFilterGradRule(ConvFilterGradOp op) {
+  DimFactors in, w, out;
+  ShardingRule rule = convFamilyRule(
+      shapeOf(op.getInput()), shapeOf(op.getResult()),
+      shapeOf(op.getOutputGrad()), op.getGroup(), ConvSum::Batch, in, w, out);
+  rule.operands = {in, out};
+  rule.results.push_back(w);
   return rule;
 }
 
@@ -351,6 +389,8 @@ std::optional<ShardingRule> tp::getShardingRule(Operation *op) {
       .Case([](GatherElementsOp op) { return gatherElementsRule(op); })
       .Case([](OneHotOp op) { return oneHotRule(op); })
       .Case([](ConvOp op) { return convRule(op); })
+      .Case([](ConvInputGradOp op) { return convInputGradRule(op); })
+      .Case([](ConvFilterGradOp op) { return convFilterGradRule(op); })
       .Case([](PoolOp op) { return poolRule(op); })
       .Case([](ConstantOp op) {
         // Constants stay whole; a consumer that wants a shard slices it.

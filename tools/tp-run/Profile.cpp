@@ -124,6 +124,12 @@ void tprt::printProfile(const Manifest &m, const std::vector<RankState> &states,
       "; the allocator holds %lld bytes for the program's buffers (in use "
       "or cached for reuse, all ranks of this process)\n",
       (long long)reservedProgramBytes());
+  // oneDNN's reordered operands and scratchpad: beside the plan, kept
+  // between steps.
+  if (size_t workspace = convolutionWorkspaceBytes())
+    llvm::outs() << llvm::format(
+        "  convolution workspace (oneDNN): %lld bytes per rank thread\n",
+        (long long)workspace);
   printKernelFamilies(m, states[0]);
   printStages(m, states);
   // A pipeline's every microbatch has its own send and recv sites: one

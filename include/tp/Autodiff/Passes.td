@@ -71,4 +71,18 @@ def TPAutodiff : Pass<"tp-autodiff", "::mlir::ModuleOp"> {
   ];
 }
 
+def TPExpandConvGradients : Pass<"tp-expand-conv-gradients", "::mlir::ModuleOp"> {
+  let summary = "Write tp.conv_input_grad and tp.conv_filter_grad as tp.conv";
+  let description = [{
+    For targets without a library of convolution gradients (CUDA; the CPU
+    for convs of more than 3 spatial dims, after tp-lower-conv-to-dnnl):
+    the input's gradient becomes a stride-1 conv of the output's gradient,
+    dilated by the stride, with the filter flipped in space and its
+    channels swapped; the filter's gradient a conv of the input, batch and
+    channels swapped, with the output's gradient as its filter (stride and
+    dilation exchanged); plus the reshapes, transposes and slices around
+    them. Groups stay groups.
+  }];
+}
+
 #endif // TP_AUTODIFF_PASSES_TD

@@ -286,7 +286,8 @@ def TPTraceKernelSites : Pass<"tp-trace-kernel-sites", "::mlir::ModuleOp"> {
   let summary = "Number each loop nest's and GEMM's call for tp-run --trace and --profile";
   let description = [{
     Runs after tp-outline-loop-nests. Each call of an outlined loop nest,
-    and each OpenBLAS GEMM call, gets a site number and is bracketed by
+    each OpenBLAS GEMM call and each oneDNN convolution call gets a site
+    number and is bracketed by
     `tprt_kernel_begin(site)` and `tprt_kernel_end(site)`: with tracing or
     profiling on, the runtime records the call's time under the site's
     name (its ONNX node, as --report names places); off, each call tests a
@@ -294,8 +295,9 @@ def TPTraceKernelSites : Pass<"tp-trace-kernel-sites", "::mlir::ModuleOp"> {
     `tp.kernel_sites`, and from there to the manifest's `kernel_sites`.
 
     Each site also gets a kernel family (`tp.kernel_families`), which
-    `tp-run --profile` totals per step: `convolution` (a conv's im2col,
-    GEMM and layout moves: the lowering tags their locations), `gemm`,
+    `tp-run --profile` totals per step: `convolution` (a conv's library
+    call, or its im2col, GEMM and layout moves: the lowering tags their
+    locations), `gemm`,
     `reduction` (a nest that carries an accumulator or stores an element
     on several iterations), `elementwise` (a nest that computes on data),
     `copy` (one that only moves it).
@@ -368,6 +370,27 @@ def TPLowerMatmulToBlas : Pass<"tp-lower-matmul-to-blas", "::mlir::ModuleOp"> {
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
+    "::mlir::func::FuncDialect",
+    "::mlir::memref::MemRefDialect",
+  ];
+}
+
+def TPLowerConvToDnnl : Pass<"tp-lower-conv-to-dnnl", "::mlir::ModuleOp"> {
+  let summary = "Call the runtime's convolutions (oneDNN) for f32 convs and their gradients";
+  let description = [{
+    For the CPU, before tp-lower-to-linalg: every f32 `tp.conv`,
+    `tp.conv_input_grad` and `tp.conv_filter_grad` with 1 to 3 spatial
+    dims becomes a call of `tprt_conv` on its operands' buffers (as
+    tp-lower-collectives calls collectives: `bufferization.to_buffer`, a
+    result buffer, `bufferization.to_tensor`), with the kind of
+    convolution and a constant array of its shape and attributes
+    (`TPRT_CONV_*` in tprt.h). The runtime runs oneDNN's direct kernels,
+    PyTorch's on the CPU. Other convs stay for tp-lower-to-linalg (im2col
+    and a GEMM) and tp-expand-conv-gradients.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::bufferization::BufferizationDialect",
     "::mlir::func::FuncDialect",
     "::mlir::memref::MemRefDialect",
   ];

@@ -25,6 +25,7 @@ constexpr const char *kSendFn = "tprt_send";
 constexpr const char *kRecvFn = "tprt_recv";
 constexpr const char *kSgemmFn = "tprt_sgemm";
 constexpr const char *kSgemmBatchedFn = "tprt_sgemm_batched";
+constexpr const char *kConvFn = "tprt_conv";
 /// Around each loop nest's call, for tp-run --trace (tprt/Trace.h).
 constexpr const char *kKernelBeginFn = "tprt_kernel_begin";
 constexpr const char *kKernelEndFn = "tprt_kernel_end";

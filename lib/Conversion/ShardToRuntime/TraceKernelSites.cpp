@@ -87,14 +87,15 @@ struct TPTraceKernelSitesPass
     ModuleOp module = getOperation();
     OpBuilder b(module.getContext());
     Type i64 = b.getI64Type();
-    // Loop-nest calls with their callee, and GEMM calls (no callee to
-    // read) that stand in their function's body.
+    // Loop-nest calls with their callee, and GEMM and convolution calls (no
+    // callee to read) that stand in their function's body.
     SmallVector<std::pair<func::CallOp, func::FuncOp>> calls;
     for (auto [call, callee] : tp::loopNestCalls(module))
       calls.push_back({call, callee});
     module.walk([&](func::CallOp call) {
       if ((call.getCallee() == tp::kSgemmFn ||
-           call.getCallee() == tp::kSgemmBatchedFn) &&
+           call.getCallee() == tp::kSgemmBatchedFn ||
+           call.getCallee() == tp::kConvFn) &&
           isa<func::FuncOp>(call->getParentOp()))
         calls.push_back({call, nullptr});
     });

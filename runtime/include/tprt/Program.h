@@ -55,6 +55,11 @@ int64_t temporaryPeak();
 /// reuse), for all ranks of the process.
 int64_t reservedProgramBytes();
 
+/// The most bytes any one thread's convolution workspace (tprt_conv's
+/// reordered operands and oneDNN's scratchpad, kept between steps) has
+/// held: memory beside the program's planned temporaries.
+size_t convolutionWorkspaceBytes();
+
 /// Threads each GEMM (OpenBLAS's) and each parallel loop nest (an OpenMP
 /// team) of a rank may use; ranks that are threads share cores. Until it
 /// is called, loop nests use as many as OpenBLAS does. `gemmThreads`, when

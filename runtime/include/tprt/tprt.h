@@ -73,6 +73,39 @@ void tprt_sgemm(int64_t a, int64_t b, int64_t c, int64_t m, int64_t n,
 void tprt_sgemm_batched(int64_t a, int64_t b, int64_t c, int64_t batch,
                         int64_t m, int64_t n, int64_t k, int32_t trans);
 
+/* Convolutions, f32, on plain layouts: activations [N, C, S...], filters
+ * [M, C/group, K...], 1 to 3 spatial dims (oneDNN). `shape` is the address
+ * of TPRT_CONV_SHAPE_SIZE int64s, laid out as the TPRT_CONV_* indices say
+ * (three entries per spatial field, the unused ones ignored; dilations
+ * count from 1 as ONNX's). `kind`:
+ *   TPRT_CONV_FORWARD: out [N, M, O...] = conv(a = input, b = filter);
+ *   TPRT_CONV_INPUT_GRAD: out [N, C, S...] = the input's gradient, from
+ *     a = the output's gradient and b = the filter;
+ *   TPRT_CONV_FILTER_GRAD: out [M, C/group, K...] = the filter's gradient,
+ *     from a = the input and b = the output's gradient.
+ * `out` is overwritten. */
+enum {
+  TPRT_CONV_FORWARD = 0,
+  TPRT_CONV_INPUT_GRAD = 1,
+  TPRT_CONV_FILTER_GRAD = 2
+};
+enum {
+  TPRT_CONV_RANK = 0,
+  TPRT_CONV_GROUP = 1,
+  TPRT_CONV_N = 2,
+  TPRT_CONV_C = 3,
+  TPRT_CONV_M = 4,
+  TPRT_CONV_SPATIAL = 5,
+  TPRT_CONV_KERNEL = 8,
+  TPRT_CONV_OUTPUT = 11,
+  TPRT_CONV_STRIDES = 14,
+  TPRT_CONV_DILATIONS = 17,
+  TPRT_CONV_PADS_BEGIN = 20,
+  TPRT_CONV_PADS_END = 23,
+  TPRT_CONV_SHAPE_SIZE = 26
+};
+void tprt_conv(int32_t kind, int64_t a, int64_t b, int64_t out, int64_t shape);
+
 /* Around each loop nest's call (tp-trace-kernel-sites): with tp-run --trace
  * the nest's time is recorded under kernel site `site`; otherwise nothing. */
 void tprt_kernel_begin(int64_t site);

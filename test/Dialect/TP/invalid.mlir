@@ -222,3 +222,21 @@ func.func @pow_integers(%x: tensor<4xi32>) -> tensor<4xi32> {
   %0 = tp.pow %x, %x : tensor<4xi32>, tensor<4xi32> -> tensor<4xi32>
   return %0 : tensor<4xi32>
 }
+
+// -----
+
+// A conv gradient's operands must make the conv whose output gradient it
+// takes: input [2, 4, 9, 9] and this filter give [2, 6, 5, 5], not 4x4.
+func.func @conv_input_grad_wrong_output(%g: tensor<2x6x4x4xf32>, %w: tensor<6x4x3x3xf32>) -> tensor<2x4x9x9xf32> {
+  // expected-error @+1 {{'tp.conv_input_grad' op output gradient 'tensor<2x6x4x4xf32>' does not match the conv's output [2, 6, 5, 5]}}
+  %0 = tp.conv_input_grad %g, %w {strides = array<i64: 2, 2>, dilations = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, group = 1 : i64} : tensor<2x6x4x4xf32>, tensor<6x4x3x3xf32> -> tensor<2x4x9x9xf32>
+  return %0 : tensor<2x4x9x9xf32>
+}
+
+// -----
+
+func.func @conv_filter_grad_wrong_group(%x: tensor<2x4x9x9xf32>, %g: tensor<2x6x5x5xf32>) -> tensor<6x4x3x3xf32> {
+  // expected-error @+1 {{'tp.conv_filter_grad' op input channels 4 and filter [6, 4, 3, 3] do not match group 2}}
+  %0 = tp.conv_filter_grad %x, %g {strides = array<i64: 2, 2>, dilations = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, group = 2 : i64} : tensor<2x4x9x9xf32>, tensor<2x6x5x5xf32> -> tensor<6x4x3x3xf32>
+  return %0 : tensor<6x4x3x3xf32>
+}

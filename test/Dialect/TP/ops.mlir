@@ -136,3 +136,16 @@ func.func @one_hot(%labels: tensor<8xi64>, %off: tensor<i64>) -> tensor<8x10xf32
 func.func @sharding_attr(%x: tensor<8x4xf32> {tp.sharding = #tp.sharding<[{"dp", "tp"}, {}], partial = {"x"}>}) -> tensor<8x4xf32> {
   return %x : tensor<8x4xf32>
 }
+
+// A conv and its two gradients (the input's shape is the input gradient's
+// result type; the conv's output the gradients' output-gradient operand).
+// CHECK-LABEL: func.func @conv_and_gradients
+func.func @conv_and_gradients(%x: tensor<2x4x9x9xf32>, %w: tensor<6x2x3x3xf32>, %g: tensor<2x6x5x5xf32>) -> (tensor<2x6x5x5xf32>, tensor<2x4x9x9xf32>, tensor<6x2x3x3xf32>) {
+  // CHECK: tp.conv %{{.*}}, %{{.*}} {dilations = array<i64: 1, 1>, group = 2 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>} : tensor<2x4x9x9xf32>, tensor<6x2x3x3xf32> -> tensor<2x6x5x5xf32>
+  %y = tp.conv %x, %w {strides = array<i64: 2, 2>, dilations = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, group = 2 : i64} : tensor<2x4x9x9xf32>, tensor<6x2x3x3xf32> -> tensor<2x6x5x5xf32>
+  // CHECK: tp.conv_input_grad %{{.*}}, %{{.*}} {dilations = array<i64: 1, 1>, group = 2 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>} : tensor<2x6x5x5xf32>, tensor<6x2x3x3xf32> -> tensor<2x4x9x9xf32>
+  %dx = tp.conv_input_grad %g, %w {strides = array<i64: 2, 2>, dilations = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, group = 2 : i64} : tensor<2x6x5x5xf32>, tensor<6x2x3x3xf32> -> tensor<2x4x9x9xf32>
+  // CHECK: tp.conv_filter_grad %{{.*}}, %{{.*}} {dilations = array<i64: 1, 1>, group = 2 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>} : tensor<2x4x9x9xf32>, tensor<2x6x5x5xf32> -> tensor<6x2x3x3xf32>
+  %dw = tp.conv_filter_grad %x, %g {strides = array<i64: 2, 2>, dilations = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, group = 2 : i64} : tensor<2x4x9x9xf32>, tensor<2x6x5x5xf32> -> tensor<6x2x3x3xf32>
+  return %y, %dx, %dw : tensor<2x6x5x5xf32>, tensor<2x4x9x9xf32>, tensor<6x2x3x3xf32>
+}

@@ -301,26 +301,80 @@ static LogicalResult verifyGatherShape(Operation *op, Value dataValue,
   return verifyResult(op, shape, data.getElementType());
 }
 
-LogicalResult ConvOp::verify() {
-  ArrayRef<int64_t> in = getInput().getType().getShape(),
-                    w = getFilter().getType().getShape();
+static std::string shapeText(ArrayRef<int64_t> shape) {
+  std::string t;
+  llvm::raw_string_ostream os(t);
+  os << "[";
+  llvm::interleaveComma(shape, os);
+  os << "]";
+  return t;
+}
+
+/// The output shape [N, M, O...] of a conv of `in` [N, C, S...] with `w`
+/// [M, C/group, K...], or an error on `op`.
+static FailureOr<SmallVector<int64_t>>
+convOutputShape(Operation *op, ArrayRef<int64_t> in, ArrayRef<int64_t> w,
+                ArrayRef<int64_t> strides, ArrayRef<int64_t> dilations,
+                ArrayRef<int64_t> pads, int64_t group) {
   if (in.size() < 3 || w.size() != in.size())
-    return emitOpError("expects input [N, C, S...] and filter [M, C/group, "
-                       "K...] of the same rank (3 or more), got ")
-           << getInput().getType() << " and " << getFilter().getType();
-  int64_t group = getGroup();
+    return op->emitOpError("expects input [N, C, S...] and filter [M, C/group, "
+                           "K...] of the same rank (3 or more), got ")
+           << shapeText(in) << " and " << shapeText(w);
   if (group <= 0 || in[1] % group || w[0] % group || w[1] * group != in[1])
-    return emitOpError("input channels ")
-           << in[1] << " and filter " << getFilter().getType()
-           << " do not match group " << group;
+    return op->emitOpError("input channels ")
+           << in[1] << " and filter " << shapeText(w) << " do not match group "
+           << group;
   std::string why;
-  auto spatial = windowOutputShape(in.drop_front(2), w.drop_front(2),
-                                   getStrides(), getDilations(), getPads(), why);
+  auto spatial = windowOutputShape(in.drop_front(2), w.drop_front(2), strides,
+                                   dilations, pads, why);
   if (!spatial)
-    return emitOpError(why);
+    return op->emitOpError(why);
   SmallVector<int64_t> shape = {in[0], w[0]};
   llvm::append_range(shape, *spatial);
-  return verifyResult(*this, shape, getInput().getType().getElementType());
+  return shape;
+}
+
+LogicalResult ConvOp::verify() {
+  auto shape = convOutputShape(*this, getInput().getType().getShape(),
+                               getFilter().getType().getShape(), getStrides(),
+                               getDilations(), getPads(), getGroup());
+  if (failed(shape))
+    return failure();
+  return verifyResult(*this, *shape, getInput().getType().getElementType());
+}
+
+/// A conv gradient's operands and result: the conv of `in` and `w` must
+/// give the output gradient's shape.
+static LogicalResult verifyConvGrad(Operation *op, ArrayRef<int64_t> in,
+                                    ArrayRef<int64_t> w, Value outputGrad,
+                                    ArrayRef<int64_t> strides,
+                                    ArrayRef<int64_t> dilations,
+                                    ArrayRef<int64_t> pads, int64_t group) {
+  auto shape = convOutputShape(op, in, w, strides, dilations, pads, group);
+  if (failed(shape))
+    return failure();
+  RankedTensorType g = tensorType(outputGrad);
+  if (g.getShape() != ArrayRef<int64_t>(*shape))
+    return op->emitOpError("output gradient ")
+           << g << " does not match the conv's output " << shapeText(*shape);
+  if (tensorType(op->getResult(0)).getElementType() != g.getElementType() ||
+      tensorType(op->getOperand(0)).getElementType() !=
+          tensorType(op->getOperand(1)).getElementType())
+    return op->emitOpError("expects operands and result of one element type");
+  return success();
+}
+
+LogicalResult ConvInputGradOp::verify() {
+  return verifyConvGrad(*this, tensorType(getResult()).getShape(),
+                        tensorType(getFilter()).getShape(), getOutputGrad(),
+                        getStrides(), getDilations(), getPads(), getGroup());
+}
+
+LogicalResult ConvFilterGradOp::verify() {
+  return verifyConvGrad(*this, tensorType(getInput()).getShape(),
+                        tensorType(getResult()).getShape(), getOutputGrad(),
+                        getStrides(),
+                        getDilations(), getPads(), getGroup());
 }
 
 LogicalResult PoolOp::verify() {

@@ -316,6 +316,46 @@ def TP_ConvOp : TP_Op<"conv", [Pure]> {
   }];
   let hasVerifier = 1;
 }
+// The two gradients of tp.conv, as the VJP emits them: on the CPU they run
+// as oneDNN's backward kernels (tp-lower-conv-to-dnnl); elsewhere
+// tp-expand-conv-gradients writes them as tp.conv.
+class TP_ConvGradOp<string mnemonic, string operands, string result>
+    : TP_Op<mnemonic, [Pure]> {
+  let description = [{
+    The gradient of `tp.conv` (same `strides`, `dilations`, `pads` and
+    `group`) with respect to its }] # result # [{, from }] # operands # [{.
+  }];
+  let arguments = (ins TP_FloatTensor:$lhs, TP_FloatTensor:$rhs,
+                       DenseI64ArrayAttr:$strides, DenseI64ArrayAttr:$dilations,
+                       DenseI64ArrayAttr:$pads, I64Attr:$group);
+  let results = (outs TP_FloatTensor:$result);
+  let assemblyFormat = [{
+    $lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+def TP_ConvInputGradOp : TP_ConvGradOp<"conv_input_grad",
+    "`lhs`, the output's gradient `[N, M, O...]`, and `rhs`, the filter "
+    "`[M, C / group, K...]`",
+    "input `[N, C, S...]` (the result's shape says S, which the forward's "
+    "floor division does not determine)"> {
+  let summary = "The input's gradient of tp.conv (a transposed convolution)";
+  let extraClassDeclaration = [{
+    Value getOutputGrad() { return getLhs(); }
+    Value getFilter() { return getRhs(); }
+  }];
+}
+def TP_ConvFilterGradOp : TP_ConvGradOp<"conv_filter_grad",
+    "`lhs`, the input `[N, C, S...]`, and `rhs`, the output's gradient "
+    "`[N, M, O...]`",
+    "filter `[M, C / group, K...]`"> {
+  let summary = "The filter's gradient of tp.conv";
+  let extraClassDeclaration = [{
+    Value getInput() { return getLhs(); }
+    Value getOutputGrad() { return getRhs(); }
+  }];
+}
+
 def TP_PoolOp : TP_Op<"pool", [Pure]> {
   let summary = "ONNX MaxPool / AveragePool (N-d)";
   let description = [{

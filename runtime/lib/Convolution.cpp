@@ -1,0 +1,265 @@
+//===- Convolution.cpp - the convolutions generated code calls, on oneDNN -===//
+//
+// tprt_conv runs a convolution, or one of its two gradients, with oneDNN
+// (Debian's libdnnl, the library PyTorch's CPU convolutions use): its
+// direct kernels read the activations and filters in blocked layouts
+// (channels in groups of 8 or 16, the CPU's vector width), so plain
+// operands are reordered into that layout, the kernel runs, and its result
+// is reordered back, as PyTorch does for tensors in its default layout.
+// The primitives are made once per shape and thread; the reorder buffers
+// and oneDNN's scratchpad live in a per-thread workspace that grows to the
+// largest convolution and is kept for the next step (tp-run --profile
+// prints its size).
+//
+//===----------------------------------------------------------------------===//
+#include "Fatal.h"
+#include "tprt/Program.h"
+#include "tprt/Watchdog.h"
+#include "tprt/tprt.h"
+
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdlib>
+#include <map>
+#include <memory>
+#include <omp.h>
+#include <vector>
+
+using namespace tprt;
+
+namespace {
+
+using dnnl::memory;
+using Tag = memory::format_tag;
+
+/// The shape array tprt_conv reads (tprt.h's TPRT_CONV_* indices).
+struct ConvShape {
+  const int64_t *v;
+  int64_t rank() const { return v[TPRT_CONV_RANK]; }
+  int64_t at(int field, int64_t i) const { return v[field + i]; }
+  memory::dims spatial(int field) const {
+    return memory::dims(v + field, v + field + rank());
+  }
+  int64_t group() const { return v[TPRT_CONV_GROUP]; }
+
+  memory::dims input() const {
+    memory::dims d = {v[TPRT_CONV_N], v[TPRT_CONV_C]};
+    for (int64_t s : spatial(TPRT_CONV_SPATIAL))
+      d.push_back(s);
+    return d;
+  }
+  memory::dims output() const {
+    memory::dims d = {v[TPRT_CONV_N], v[TPRT_CONV_M]};
+    for (int64_t s : spatial(TPRT_CONV_OUTPUT))
+      d.push_back(s);
+    return d;
+  }
+  /// [M, C/g, K...], or oneDNN's grouped [g, M/g, C/g, K...].
+  memory::dims filter() const {
+    int64_t g = group(), m = v[TPRT_CONV_M], c = v[TPRT_CONV_C];
+    memory::dims d = g == 1 ? memory::dims{m, c} : memory::dims{g, m / g, c / g};
+    for (int64_t k : spatial(TPRT_CONV_KERNEL))
+      d.push_back(k);
+    return d;
+  }
+  /// oneDNN counts dilation from 0 (no gaps), ONNX from 1.
+  memory::dims dilations() const {
+    memory::dims d = spatial(TPRT_CONV_DILATIONS);
+    for (int64_t &x : d)
+      x -= 1;
+    return d;
+  }
+};
+
+Tag activationTag(int64_t rank) {
+  return rank == 1 ? Tag::ncw : rank == 2 ? Tag::nchw : Tag::ncdhw;
+}
+Tag filterTag(int64_t rank, bool grouped) {
+  if (grouped)
+    return rank == 1 ? Tag::goiw : rank == 2 ? Tag::goihw : Tag::goidhw;
+  return rank == 1 ? Tag::oiw : rank == 2 ? Tag::oihw : Tag::oidhw;
+}
+
+/// One operand: the caller's plain layout and the primitive's, with the
+/// reorder between them when they differ.
+struct Operand {
+  memory::desc plain, inner;
+  dnnl::reorder toInner, toPlain;
+  bool reordered() const { return plain != inner; }
+};
+
+/// A convolution of one shape and kind, ready to run.
+struct Conv {
+  dnnl::primitive primitive;
+  Operand a, b, out;
+  int aArg, bArg, outArg;
+  memory::desc scratchpad;
+};
+
+/// Buffers the reorders and oneDNN's scratchpad use, one per thread,
+/// grown to the largest convolution.
+struct Workspace {
+  struct Slot {
+    std::unique_ptr<void, decltype(&std::free)> data{nullptr, &std::free};
+    size_t bytes = 0;
+  };
+  Slot slots[4];
+  void *get(int i, size_t bytes) {
+    Slot &s = slots[i];
+    if (s.bytes < bytes) {
+      size_t rounded = (bytes + 63) / 64 * 64;
+      s.data.reset(std::aligned_alloc(64, rounded));
+      if (!s.data)
+        fatal("out of memory for a convolution's workspace (" +
+              std::to_string(rounded) + " bytes)");
+      s.bytes = rounded;
+    }
+    return s.data.get();
+  }
+  size_t total() const {
+    size_t n = 0;
+    for (const Slot &s : slots)
+      n += s.bytes;
+    return n;
+  }
+};
+
+std::atomic<size_t> peakWorkspace{0};
+
+struct ThreadState {
+  dnnl::engine engine{dnnl::engine::kind::cpu, 0};
+  dnnl::stream stream{engine};
+  std::map<std::vector<int64_t>, Conv> convs;
+  Workspace workspace;
+};
+
+ThreadState &threadState() {
+  thread_local ThreadState state;
+  return state;
+}
+
+Operand operand(const dnnl::engine &e, const memory::desc &plain,
+                const memory::desc &inner) {
+  Operand o{plain, inner, {}, {}};
+  if (o.reordered()) {
+    o.toInner = dnnl::reorder(dnnl::reorder::primitive_desc(e, plain, e, inner));
+    o.toPlain = dnnl::reorder(dnnl::reorder::primitive_desc(e, inner, e, plain));
+  }
+  return o;
+}
+
+Conv makeConv(const dnnl::engine &e, int32_t kind, ConvShape s) {
+  using namespace dnnl;
+  memory::data_type f32 = memory::data_type::f32;
+  int64_t r = s.rank();
+  memory::desc x(s.input(), f32, activationTag(r)),
+      w(s.filter(), f32, filterTag(r, s.group() != 1)),
+      y(s.output(), f32, activationTag(r));
+  memory::desc xAny(s.input(), f32, Tag::any), wAny(s.filter(), f32, Tag::any),
+      yAny(s.output(), f32, Tag::any);
+  memory::dims strides = s.spatial(TPRT_CONV_STRIDES),
+               dilations = s.dilations(),
+               padBegin = s.spatial(TPRT_CONV_PADS_BEGIN),
+               padEnd = s.spatial(TPRT_CONV_PADS_END);
+  primitive_attr attr;
+  attr.set_scratchpad_mode(scratchpad_mode::user);
+  auto forwardDesc = convolution_forward::desc(
+      kind == TPRT_CONV_FORWARD ? prop_kind::forward_inference
+                                : prop_kind::forward_training,
+      algorithm::convolution_direct, xAny, wAny, yAny, strides, dilations,
+      padBegin, padEnd);
+  auto forward = convolution_forward::primitive_desc(forwardDesc, attr, e);
+  Conv c;
+  if (kind == TPRT_CONV_FORWARD) {
+    c.primitive = convolution_forward(forward);
+    c.a = operand(e, x, forward.src_desc());
+    c.b = operand(e, w, forward.weights_desc());
+    c.out = operand(e, y, forward.dst_desc());
+    c.aArg = DNNL_ARG_SRC, c.bArg = DNNL_ARG_WEIGHTS, c.outArg = DNNL_ARG_DST;
+    c.scratchpad = forward.scratchpad_desc();
+  } else if (kind == TPRT_CONV_INPUT_GRAD) {
+    auto pd = convolution_backward_data::primitive_desc(
+        convolution_backward_data::desc(algorithm::convolution_direct, xAny,
+                                        wAny, yAny, strides, dilations,
+                                        padBegin, padEnd),
+        attr, e, forward);
+    c.primitive = convolution_backward_data(pd);
+    c.a = operand(e, y, pd.diff_dst_desc());
+    c.b = operand(e, w, pd.weights_desc());
+    c.out = operand(e, x, pd.diff_src_desc());
+    c.aArg = DNNL_ARG_DIFF_DST, c.bArg = DNNL_ARG_WEIGHTS,
+    c.outArg = DNNL_ARG_DIFF_SRC;
+    c.scratchpad = pd.scratchpad_desc();
+  } else {
+    auto pd = convolution_backward_weights::primitive_desc(
+        convolution_backward_weights::desc(algorithm::convolution_direct,
+                                           xAny, wAny, yAny, strides,
+                                           dilations, padBegin, padEnd),
+        attr, e, forward);
+    c.primitive = convolution_backward_weights(pd);
+    c.a = operand(e, x, pd.src_desc());
+    c.b = operand(e, y, pd.diff_dst_desc());
+    c.out = operand(e, w, pd.diff_weights_desc());
+    c.aArg = DNNL_ARG_SRC, c.bArg = DNNL_ARG_DIFF_DST,
+    c.outArg = DNNL_ARG_DIFF_WEIGHTS;
+    c.scratchpad = pd.scratchpad_desc();
+  }
+  return c;
+}
+
+void run(ThreadState &st, Conv &c, void *a, void *b, void *out) {
+  const dnnl::engine &e = st.engine;
+  Workspace &ws = st.workspace;
+  auto inner = [&](const Operand &o, void *plain, int slot) {
+    if (!o.reordered())
+      return memory(o.plain, e, plain);
+    memory m(o.inner, e, ws.get(slot, o.inner.get_size())),
+        user(o.plain, e, plain);
+    o.toInner.execute(st.stream, user, m);
+    return m;
+  };
+  memory am = inner(c.a, a, 0), bm = inner(c.b, b, 1);
+  memory om = c.out.reordered()
+                  ? memory(c.out.inner, e, ws.get(2, c.out.inner.get_size()))
+                  : memory(c.out.plain, e, out);
+  std::unordered_map<int, memory> args = {
+      {c.aArg, am}, {c.bArg, bm}, {c.outArg, om}};
+  if (size_t bytes = c.scratchpad.get_size())
+    args.insert({DNNL_ARG_SCRATCHPAD,
+                 memory(c.scratchpad, e, ws.get(3, bytes))});
+  c.primitive.execute(st.stream, args);
+  if (c.out.reordered()) {
+    memory user(c.out.plain, e, out);
+    c.out.toPlain.execute(st.stream, om, user);
+  }
+  st.stream.wait();
+  size_t total = ws.total(), seen = peakWorkspace.load();
+  while (total > seen && !peakWorkspace.compare_exchange_weak(seen, total)) {
+  }
+}
+
+} // namespace
+
+extern "C" void tprt_conv(int32_t kind, int64_t a, int64_t b, int64_t out,
+                          int64_t shape) {
+  ConvShape s{reinterpret_cast<const int64_t *>(shape)};
+  ThreadState &st = threadState();
+  // oneDNN's OpenMP team: this rank's share of the cores, as its loops.
+  omp_set_num_threads(int(tprt_loop_threads()));
+  std::vector<int64_t> key(s.v, s.v + TPRT_CONV_SHAPE_SIZE);
+  key.push_back(kind);
+  try {
+    auto it = st.convs.find(key);
+    if (it == st.convs.end())
+      it = st.convs.emplace(key, makeConv(st.engine, kind, s)).first;
+    run(st, it->second, reinterpret_cast<void *>(a),
+        reinterpret_cast<void *>(b), reinterpret_cast<void *>(out));
+  } catch (const dnnl::error &e) {
+    fatal(std::string("a convolution failed in oneDNN: ") + e.what());
+  }
+  markProgress(Activity::Code, "after a convolution");
+}
+
+size_t tprt::convolutionWorkspaceBytes() { return peakWorkspace.load(); }

@@ -108,8 +108,9 @@ struct TPTraceKernelSitesPass
     // A repeated layer's nests are one function called per layer: each
     // function is read once.
     DenseMap<Operation *, StringRef> nestFamilies;
-    auto familyOf = [&](Location loc, func::FuncOp callee) -> StringRef {
-      if (tp::hasTag(loc, "convolution"))
+    auto familyOf = [&](func::CallOp call, func::FuncOp callee) -> StringRef {
+      if (call.getCallee() == tp::kConvFn ||
+          tp::hasTag(call.getLoc(), "convolution"))
         return "convolution";
       if (!callee)
         return "gemm";
@@ -136,7 +137,7 @@ struct TPTraceKernelSitesPass
       sites.push_back(b.getStringAttr(name));
       phases.push_back(b.getStringAttr(tp::stepPhase(loc)));
       microbatches.push_back(tp::microbatchOf(loc));
-      families.push_back(b.getStringAttr(familyOf(loc, callee)));
+      families.push_back(b.getStringAttr(familyOf(call, callee)));
     }
     module->setAttr("tp.kernel_sites", b.getArrayAttr(sites));
     // Where each call stands in a step: the trace's phase and microbatch

@@ -262,8 +262,9 @@ extern "C" void tprt_conv(int32_t kind, int64_t a, int64_t b, int64_t out,
                           int64_t shape) {
   ConvShape s{reinterpret_cast<const int64_t *>(shape)};
   ThreadState &st = threadState();
-  // oneDNN's OpenMP team: this rank's share of the cores, as its loops.
-  omp_set_num_threads(int(tprt_loop_threads()));
+  // oneDNN's OpenMP team: as many threads as the rank's GEMMs (its
+  // backward-weights sums change order with the count, as OpenBLAS's do).
+  omp_set_num_threads(libraryThreads());
   std::vector<int64_t> key(s.v, s.v + TPRT_CONV_SHAPE_SIZE);
   key.push_back(kind);
   try {

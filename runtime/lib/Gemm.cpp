@@ -68,6 +68,8 @@ void tprt::setRankThreads(int threads, int gemmThreads) {
   rankThreads.store(threads, std::memory_order_relaxed);
 }
 
+int tprt::libraryThreads() { return std::max(1, openblas_get_num_threads()); }
+
 extern "C" int64_t tprt_loop_threads() {
   int threads = rankThreads.load(std::memory_order_relaxed);
   return threads > 0 ? threads : std::max(1, openblas_get_num_threads());

@@ -75,10 +75,10 @@ cl::opt<int> threadsOpt(
     cl::init(0), cl::cat(category));
 cl::opt<int> gemmThreadsOpt(
     "gemm-threads",
-    cl::desc("Threads of each GEMM (OpenBLAS) when not --threads-per-rank's. "
-             "tp's loop nests give the same bits on any thread count; on "
-             "some CPUs OpenBLAS's GEMMs sum in another order on another "
-             "count"),
+    cl::desc("Threads of each library kernel (OpenBLAS GEMM, oneDNN "
+             "convolution) when not --threads-per-rank's. tp's loop nests "
+             "give the same bits on any thread count; the libraries' sums "
+             "may change order with theirs"),
     cl::init(0), cl::cat(category));
 cl::opt<std::string> backend("backend",
                              cl::desc("threads (ranks are threads of this "

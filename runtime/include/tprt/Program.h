@@ -67,6 +67,11 @@ size_t convolutionWorkspaceBytes();
 /// OpenBLAS's count from before the call.
 void setRankThreads(int threads, int gemmThreads = 0);
 
+/// The threads of a library kernel (an OpenBLAS GEMM, a oneDNN
+/// convolution): the GEMMs' count that setRankThreads set. Their sums may
+/// change order with it; the loop nests' do not.
+int libraryThreads();
+
 /// One rank's result buffers (zeroed, in the manifest's order), given its
 /// argument buffers: an in-place update's result takes its argument's
 /// buffer, which `args` then no longer holds (the step keeps one copy of

@@ -301,15 +301,6 @@ static LogicalResult verifyGatherShape(Operation *op, Value dataValue,
   return verifyResult(op, shape, data.getElementType());
 }
 
-static std::string shapeText(ArrayRef<int64_t> shape) {
-  std::string t;
-  llvm::raw_string_ostream os(t);
-  os << "[";
-  llvm::interleaveComma(shape, os);
-  os << "]";
-  return t;
-}
-
 /// The output shape [N, M, O...] of a conv of `in` [N, C, S...] with `w`
 /// [M, C/group, K...], or an error on `op`.
 static FailureOr<SmallVector<int64_t>>
@@ -319,10 +310,10 @@ convOutputShape(Operation *op, ArrayRef<int64_t> in, ArrayRef<int64_t> w,
   if (in.size() < 3 || w.size() != in.size())
     return op->emitOpError("expects input [N, C, S...] and filter [M, C/group, "
                            "K...] of the same rank (3 or more), got ")
-           << shapeText(in) << " and " << shapeText(w);
+           << formatShape(in) << " and " << formatShape(w);
   if (group <= 0 || in[1] % group || w[0] % group || w[1] * group != in[1])
     return op->emitOpError("input channels ")
-           << in[1] << " and filter " << shapeText(w) << " do not match group "
+           << in[1] << " and filter " << formatShape(w) << " do not match group "
            << group;
   std::string why;
   auto spatial = windowOutputShape(in.drop_front(2), w.drop_front(2), strides,
@@ -356,7 +347,7 @@ static LogicalResult verifyConvGrad(Operation *op, ArrayRef<int64_t> in,
   RankedTensorType g = tensorType(outputGrad);
   if (g.getShape() != ArrayRef<int64_t>(*shape))
     return op->emitOpError("output gradient ")
-           << g << " does not match the conv's output " << shapeText(*shape);
+           << g << " does not match the conv's output " << formatShape(*shape);
   if (tensorType(op->getResult(0)).getElementType() != g.getElementType() ||
       tensorType(op->getOperand(0)).getElementType() !=
           tensorType(op->getOperand(1)).getElementType())

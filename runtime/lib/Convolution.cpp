@@ -24,8 +24,11 @@
 #include <cstdlib>
 #include <map>
 #include <memory>
-#include <omp.h>
 #include <vector>
+
+// OpenMP's API (libomp serves it; see runtime/CMakeLists.txt), declared
+// here: clang has no omp.h without LLVM's OpenMP headers.
+extern "C" void omp_set_num_threads(int threads);
 
 using namespace tprt;
 

@@ -40,7 +40,7 @@ template <typename Op>
 ConvShapes shapesOf(Op op, ArrayRef<int64_t> input, ArrayRef<int64_t> filter,
                     ArrayRef<int64_t> output, int32_t kind) {
   return {input,           filter,        output,        op.getStrides(),
-          op.getDilations(), op.getPads(), op.getGroup(), kind};
+          op.getDilations(), op.getPads(), int64_t(op.getGroup()), kind};
 }
 
 std::optional<ConvShapes> convShapes(Operation *op) {

@@ -12,12 +12,11 @@
 // prints its size).
 //
 //===----------------------------------------------------------------------===//
+#include "Dnnl.h"
 #include "Fatal.h"
 #include "tprt/Program.h"
 #include "tprt/Watchdog.h"
 #include "tprt/tprt.h"
-
-#include <oneapi/dnnl/dnnl.hpp>
 
 #include <algorithm>
 #include <atomic>
@@ -25,10 +24,6 @@
 #include <map>
 #include <memory>
 #include <vector>
-
-// OpenMP's API (libomp serves it; see runtime/CMakeLists.txt), declared
-// here: clang has no omp.h without LLVM's OpenMP headers.
-extern "C" void omp_set_num_threads(int threads);
 
 using namespace tprt;
 
@@ -132,8 +127,8 @@ struct Workspace {
 std::atomic<size_t> peakWorkspace{0};
 
 struct ThreadState {
-  dnnl::engine engine{dnnl::engine::kind::cpu, 0};
-  dnnl::stream stream{engine};
+  dnnl::engine &engine = dnnlThread().engine;
+  dnnl::stream &stream = dnnlThread().stream;
   std::map<std::vector<int64_t>, Conv> convs;
   Workspace workspace;
 };

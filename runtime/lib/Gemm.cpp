@@ -28,11 +28,13 @@ void tprt_sgemm(int64_t a, int64_t b, int64_t c, int64_t m, int64_t n,
   recordGemms(m, n, k, 1, start);
 }
 
+// A batch of one is a plain GEMM; more go to oneDNN's batched matmul
+// (BatchedGemm.cpp), which gives each thread whole products.
 void tprt_sgemm_batched(int64_t a, int64_t b, int64_t c, int64_t batch,
                         int64_t m, int64_t n, int64_t k, int32_t trans) {
-  for (int64_t i = 0; i < batch; ++i)
-    tprt_sgemm(a + i * m * k * 4, b + i * k * n * 4, c + i * m * n * 4, m, n,
-               k, trans);
+  if (batch == 1)
+    return tprt_sgemm(a, b, c, m, n, k, trans);
+  batchedSgemm(a, b, c, batch, m, n, k, trans);
 }
 
 } // extern "C"

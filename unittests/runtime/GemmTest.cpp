@@ -21,6 +21,19 @@ TEST_P(Gemm, BatchedMatchesLoops) {
     EXPECT_NEAR(g.c[i], g.expected[i], 1e-5) << "element " << i;
 }
 
+// C = A B, C's contents not read (it holds 0.5 before).
+TEST_P(Gemm, BatchedOverwrites) {
+  GemmCase g(3, 4, 2, 5, GetParam());
+  std::vector<float> expected = g.expected;
+  for (float &e : expected)
+    e -= 0.5f;
+  tprt_sgemm_batched(int64_t(g.a.data()), int64_t(g.b.data()),
+                     int64_t(g.c.data()), g.batch, g.m, g.n, g.k,
+                     g.trans | TPRT_OVERWRITE);
+  for (size_t i = 0; i < g.c.size(); ++i)
+    EXPECT_NEAR(g.c[i], expected[i], 1e-5) << "element " << i;
+}
+
 INSTANTIATE_TEST_SUITE_P(Transposes, Gemm,
                          testing::Values(0, TPRT_TRANS_A, TPRT_TRANS_B,
                                          TPRT_TRANS_A | TPRT_TRANS_B));

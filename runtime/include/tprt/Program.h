@@ -45,6 +45,10 @@ void setRankContext(RankContext *context);
 void recordGemms(int64_t m, int64_t n, int64_t k, int64_t count,
                  std::chrono::steady_clock::time_point start);
 
+/// tprt_sgemm_batched's `batch` > 1 products, on oneDNN's matmul.
+void batchedSgemm(int64_t a, int64_t b, int64_t c, int64_t batch, int64_t m,
+                  int64_t n, int64_t k, int32_t trans);
+
 /// The buffers the program allocates on the calling thread (its rank's
 /// temporaries), in bytes as the allocator hands them out: the most in use
 /// at once since resetTemporaryPeak(). tp-run --profile compares it with the

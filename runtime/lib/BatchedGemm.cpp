@@ -9,7 +9,6 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Dnnl.h"
-#include "Fatal.h"
 #include "tprt/Program.h"
 #include "tprt/Watchdog.h"
 #include "tprt/tprt.h"
@@ -61,10 +60,8 @@ void tprt::batchedSgemm(int64_t a, int64_t b, int64_t c, int64_t batch,
                         int64_t m, int64_t n, int64_t k, int32_t trans) {
   auto start = std::chrono::steady_clock::now();
   markGemm(m, n, k);
-  DnnlThread &t = dnnlThread();
   thread_local std::map<std::array<int64_t, 5>, Matmul> matmuls;
-  omp_set_num_threads(libraryThreads());
-  try {
+  callDnnl("a batched GEMM", [&](DnnlThread &t) {
     std::array<int64_t, 5> key = {batch, m, n, k, trans};
     auto it = matmuls.find(key);
     if (it == matmuls.end())
@@ -78,9 +75,7 @@ void tprt::batchedSgemm(int64_t a, int64_t b, int64_t c, int64_t batch,
                                     {DNNL_ARG_WEIGHTS, buffer(mm.b, b)},
                                     {DNNL_ARG_DST, buffer(mm.c, c)}});
     t.stream.wait();
-  } catch (const dnnl::error &e) {
-    fatal(std::string("a batched GEMM failed in oneDNN: ") + e.what());
-  }
+  });
   markProgress(Activity::Code, "after a GEMM");
   recordGemms(m, n, k, batch, start);
 }

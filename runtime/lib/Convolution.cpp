@@ -13,7 +13,6 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Dnnl.h"
-#include "Fatal.h"
 #include "tprt/Program.h"
 #include "tprt/Watchdog.h"
 #include "tprt/tprt.h"
@@ -36,7 +35,6 @@ using Tag = memory::format_tag;
 struct ConvShape {
   const int64_t *v;
   int64_t rank() const { return v[TPRT_CONV_RANK]; }
-  int64_t at(int field, int64_t i) const { return v[field + i]; }
   memory::dims spatial(int field) const {
     return memory::dims(v + field, v + field + rank());
   }
@@ -96,6 +94,9 @@ struct Conv {
   memory::desc scratchpad;
 };
 
+/// The largest any thread's Workspace has grown.
+std::atomic<size_t> peakWorkspace{0};
+
 /// Buffers the reorders and oneDNN's scratchpad use, one per thread,
 /// grown to the largest convolution.
 struct Workspace {
@@ -113,6 +114,10 @@ struct Workspace {
         fatal("out of memory for a convolution's workspace (" +
               std::to_string(rounded) + " bytes)");
       s.bytes = rounded;
+      size_t grown = total(), seen = peakWorkspace.load();
+      while (grown > seen &&
+             !peakWorkspace.compare_exchange_weak(seen, grown)) {
+      }
     }
     return s.data.get();
   }
@@ -124,19 +129,11 @@ struct Workspace {
   }
 };
 
-std::atomic<size_t> peakWorkspace{0};
-
-struct ThreadState {
-  dnnl::engine &engine = dnnlThread().engine;
-  dnnl::stream &stream = dnnlThread().stream;
+/// A thread's convolutions, by shape and kind, and their workspace.
+struct ThreadConvs {
   std::map<std::vector<int64_t>, Conv> convs;
   Workspace workspace;
 };
-
-ThreadState &threadState() {
-  thread_local ThreadState state;
-  return state;
-}
 
 Operand operand(const dnnl::engine &e, const memory::desc &plain,
                 const memory::desc &inner) {
@@ -223,9 +220,9 @@ Conv makeConv(const dnnl::engine &e, int32_t kind, ConvShape s) {
   return c;
 }
 
-void run(ThreadState &st, Conv &c, void *a, void *b, void *out) {
+void run(DnnlThread &st, Workspace &ws, Conv &c, void *a, void *b,
+         void *out) {
   const dnnl::engine &e = st.engine;
-  Workspace &ws = st.workspace;
   auto inner = [&](const Operand &o, void *plain, int slot) {
     if (!o.reordered())
       return memory(o.plain, e, plain);
@@ -249,9 +246,6 @@ void run(ThreadState &st, Conv &c, void *a, void *b, void *out) {
     c.out.toPlain.execute(st.stream, om, user);
   }
   st.stream.wait();
-  size_t total = ws.total(), seen = peakWorkspace.load();
-  while (total > seen && !peakWorkspace.compare_exchange_weak(seen, total)) {
-  }
 }
 
 } // namespace
@@ -259,21 +253,16 @@ void run(ThreadState &st, Conv &c, void *a, void *b, void *out) {
 extern "C" void tprt_conv(int32_t kind, int64_t a, int64_t b, int64_t out,
                           int64_t shape) {
   ConvShape s{reinterpret_cast<const int64_t *>(shape)};
-  ThreadState &st = threadState();
-  // oneDNN's OpenMP team: as many threads as the rank's GEMMs (its
-  // backward-weights sums change order with the count, as OpenBLAS's do).
-  omp_set_num_threads(libraryThreads());
+  thread_local ThreadConvs state;
   std::vector<int64_t> key(s.v, s.v + TPRT_CONV_SHAPE_SIZE);
   key.push_back(kind);
-  try {
-    auto it = st.convs.find(key);
-    if (it == st.convs.end())
-      it = st.convs.emplace(key, makeConv(st.engine, kind, s)).first;
-    run(st, it->second, reinterpret_cast<void *>(a),
+  callDnnl("a convolution", [&](DnnlThread &t) {
+    auto it = state.convs.find(key);
+    if (it == state.convs.end())
+      it = state.convs.emplace(key, makeConv(t.engine, kind, s)).first;
+    run(t, state.workspace, it->second, reinterpret_cast<void *>(a),
         reinterpret_cast<void *>(b), reinterpret_cast<void *>(out));
-  } catch (const dnnl::error &e) {
-    fatal(std::string("a convolution failed in oneDNN: ") + e.what());
-  }
+  });
   markProgress(Activity::Code, "after a convolution");
 }
 

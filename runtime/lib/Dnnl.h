@@ -2,7 +2,11 @@
 #ifndef TPRT_LIB_DNNL_H
 #define TPRT_LIB_DNNL_H
 
+#include "Fatal.h"
+#include "tprt/Program.h"
+
 #include <oneapi/dnnl/dnnl.hpp>
+#include <string>
 
 // OpenMP's API (libomp serves it; see runtime/CMakeLists.txt), declared
 // here: clang has no omp.h without LLVM's OpenMP headers.
@@ -21,6 +25,19 @@ struct DnnlThread {
 inline DnnlThread &dnnlThread() {
   thread_local DnnlThread thread;
   return thread;
+}
+
+/// Runs `f(dnnlThread())` with oneDNN's OpenMP team as large as the rank's
+/// GEMMs' (its sums, like OpenBLAS's, may change order with the count); an
+/// error of oneDNN's ends the process naming `what` (generated code cannot
+/// handle it).
+template <typename F> void callDnnl(const char *what, F &&f) {
+  omp_set_num_threads(libraryThreads());
+  try {
+    f(dnnlThread());
+  } catch (const dnnl::error &e) {
+    fatal(std::string(what) + " failed in oneDNN: " + e.what());
+  }
 }
 
 } // namespace tprt

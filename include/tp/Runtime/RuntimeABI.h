@@ -9,6 +9,7 @@
 #define TP_RUNTIME_RUNTIMEABI_H
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Operation.h"
 #include "mlir/IR/Types.h"
@@ -46,6 +47,10 @@ FailureOr<bool> isCudaTarget(StringRef target, Operation *op, StringRef pass);
 
 /// The tprt dtype code of an element type, if the runtime handles it.
 std::optional<int32_t> runtimeDType(Type elem);
+
+/// The address of `memref`'s first element as an i64: how the tprt C ABI
+/// takes buffers.
+Value bufferAddress(OpBuilder &b, Location loc, Value memref);
 
 /// The private declaration of runtime function `name` in `module`, made on
 /// first use.

@@ -84,7 +84,7 @@ struct TPLowerConvToDnnlPass
     : tp::impl::TPLowerConvToDnnlBase<TPLowerConvToDnnlPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    SmallVector<Operation *> convs;
+    SmallVector<std::pair<Operation *, ConvShapes>> convs;
     module.walk([&](Operation *op) {
       auto s = convShapes(op);
       int64_t spatial = s ? int64_t(s->input.size()) - 2 : 0;
@@ -92,23 +92,20 @@ struct TPLowerConvToDnnlPass
           llvm::all_of(op->getOperandTypes(), [](Type t) {
             return getElementTypeOrSelf(t).isF32();
           }))
-        convs.push_back(op);
+        convs.push_back({op, *s});
     });
     OpBuilder b(module.getContext());
     Type i64 = b.getI64Type();
-    for (Operation *op : convs) {
+    for (auto &[op, s] : convs) {
       b.setInsertionPoint(op);
       Location loc = op->getLoc();
-      ConvShapes s = *convShapes(op);
-      auto pointer = [&](Value memref) -> Value {
-        Value p = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, memref);
-        return arith::IndexCastOp::create(b, loc, i64, p);
-      };
       auto buffer = [&](Value tensor) {
         auto t = cast<RankedTensorType>(tensor.getType());
-        return pointer(bufferization::ToBufferOp::create(
-            b, loc, MemRefType::get(t.getShape(), t.getElementType()), tensor,
-            /*readOnly=*/true));
+        return bufferAddress(
+            b, loc,
+            bufferization::ToBufferOp::create(
+                b, loc, MemRefType::get(t.getShape(), t.getElementType()),
+                tensor, /*readOnly=*/true));
       };
       auto shapeType = RankedTensorType::get({TPRT_CONV_SHAPE_SIZE}, i64);
       Value shape = arith::ConstantOp::create(
@@ -120,7 +117,8 @@ struct TPLowerConvToDnnlPass
           MemRefType::get(resultType.getShape(), resultType.getElementType()));
       SmallVector<Value> args = {
           arith::ConstantIntOp::create(b, loc, s.kind, 32),
-          buffer(op->getOperand(0)), buffer(op->getOperand(1)), pointer(out),
+          buffer(op->getOperand(0)), buffer(op->getOperand(1)),
+          bufferAddress(b, loc, out),
           buffer(shape)};
       func::CallOp::create(
           b, loc,

@@ -71,8 +71,7 @@ func::FuncOp CollectiveLowering::declare(StringRef name, TypeRange args,
 }
 
 Value CollectiveLowering::pointerOf(Location loc, Value memref) {
-  Value p = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, memref);
-  return arith::IndexCastOp::create(b, loc, b.getI64Type(), p);
+  return bufferAddress(b, loc, memref);
 }
 
 int64_t CollectiveLowering::mask(ArrayRef<int16_t> axes) {

@@ -90,10 +90,8 @@ struct TPLowerMatmulToBlasPass
       b.setInsertionPoint(op);
       Location loc = op.getLoc();
       SmallVector<Value> args;
-      for (Value v : op->getOperands()) {
-        Value p = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, v);
-        args.push_back(arith::IndexCastOp::create(b, loc, b.getI64Type(), p));
-      }
+      for (Value v : op->getOperands())
+        args.push_back(bufferAddress(b, loc, v));
       auto c = cast<MemRefType>(op->getOperand(2).getType());
       auto a = cast<MemRefType>(op->getOperand(0).getType());
       bool batched = isa<linalg::BatchMatmulOp>(op);

@@ -1,6 +1,8 @@
 //===- RuntimeABI.cpp - targets and element types the runtime handles -----===//
 #include "tp/Runtime/RuntimeABI.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/BuiltinTypes.h"
 
 mlir::FailureOr<bool> mlir::tp::isCudaTarget(StringRef target, Operation *op,
@@ -31,6 +33,11 @@ std::optional<int32_t> mlir::tp::runtimeDType(Type t) {
   if (t.isInteger(1))
     return TPRT_BOOL;
   return std::nullopt;
+}
+
+mlir::Value mlir::tp::bufferAddress(OpBuilder &b, Location loc, Value memref) {
+  Value p = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, memref);
+  return arith::IndexCastOp::create(b, loc, b.getI64Type(), p);
 }
 
 mlir::func::FuncOp mlir::tp::declareRuntimeFunction(ModuleOp module,

@@ -364,8 +364,7 @@ LogicalResult ConvInputGradOp::verify() {
 LogicalResult ConvFilterGradOp::verify() {
   return verifyConvGrad(*this, tensorType(getInput()).getShape(),
                         tensorType(getResult()).getShape(), getOutputGrad(),
-                        getStrides(),
-                        getDilations(), getPads(), getGroup());
+                        getStrides(), getDilations(), getPads(), getGroup());
 }
 
 LogicalResult PoolOp::verify() {

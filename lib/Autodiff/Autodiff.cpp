@@ -295,13 +295,26 @@ struct TPAutodiffPass : tp::impl::TPAutodiffBase<TPAutodiffPass> {
     DenseMap<Value, Value> grads;
     // A value used several times gets the sum of its users' gradients,
     // named after the value's ONNX node.
+    // Gradients of a bf16 value rounded from f32 ones (mixed precision) are
+    // summed in f32 and rounded once.
     auto accumulate = [&](Value v, Value g) {
       Value sum = g;
       Operation *def = v.getDefiningOp();
-      if (Value previous = grads.lookup(v))
-        sum = AddOp::create(
-            b, tagLocation(def ? def->getLoc() : v.getLoc(), "backward"),
-            previous, g);
+      Location at = tagLocation(def ? def->getLoc() : v.getLoc(), "backward");
+      if (Value previous = grads.lookup(v)) {
+        auto r1 = previous.getDefiningOp<CastOp>(), r2 = g.getDefiningOp<CastOp>();
+        auto wider = [&](CastOp r) {
+          auto from = dyn_cast<FloatType>(getElementTypeOrSelf(r.getInput()));
+          auto to = dyn_cast<FloatType>(getElementTypeOrSelf(v));
+          return from && to && from.getWidth() > to.getWidth();
+        };
+        if (r1 && r2 && r1.getInput().getType() == r2.getInput().getType() &&
+            wider(r1))
+          sum = CastOp::create(b, at, g.getType(),
+                               AddOp::create(b, at, r1.getInput(), r2.getInput()));
+        else
+          sum = AddOp::create(b, at, previous, g);
+      }
       grads[v] = sum;
     };
     accumulate(output, seed);

@@ -186,14 +186,21 @@ LogicalResult convRule(Operation *op, Grad &gb, Value g,
   auto conv = cast<ConvOp>(op);
   // The convolution's time in tp-run --profile, as its forward's.
   Location loc = tagLocation(gb.loc, "convolution");
-  grads.push_back(ConvInputGradOp::create(
-      gb.b, loc, conv.getInput().getType(), g, conv.getFilter(),
+  // Mixed precision (bf16 operands, f32 result), as tp.matmul's rule: the
+  // gradients take the output's gradient in bf16 and sum in f32.
+  Type in = conv.getInput().getType().getElementType();
+  Type out = conv.getType().getElementType();
+  Value gIn = gb.castTo(g, in);
+  Value inputGrad = ConvInputGradOp::create(
+      gb.b, loc, conv.getInput().getType().clone(out), gIn, conv.getFilter(),
       conv.getStridesAttr(), conv.getDilationsAttr(), conv.getPadsAttr(),
-      conv.getGroupAttr()));
-  grads.push_back(ConvFilterGradOp::create(
-      gb.b, loc, conv.getFilter().getType(), conv.getInput(), g,
+      conv.getGroupAttr());
+  Value filterGrad = ConvFilterGradOp::create(
+      gb.b, loc, conv.getFilter().getType().clone(out), conv.getInput(), gIn,
       conv.getStridesAttr(), conv.getDilationsAttr(), conv.getPadsAttr(),
-      conv.getGroupAttr()));
+      conv.getGroupAttr());
+  grads.push_back(gb.castTo(inputGrad, in));
+  grads.push_back(gb.castTo(filterGrad, in));
   return success();
 }
 

@@ -35,6 +35,14 @@ struct Grad {
   Value div(Value x, Value y) { return DivOp::create(b, loc, x, y); }
   Value mulScalar(Value x, double v) { return mul(x, scalar(x, v)); }
 
+  /// `v` with element type `elem` (itself if it has it).
+  Value castTo(Value v, Type elem) {
+    RankedTensorType t = typeOf(v);
+    if (t.getElementType() == elem)
+      return v;
+    return CastOp::create(b, loc, t.clone(elem), v);
+  }
+
   /// Sums a gradient of the broadcast result shape back to `target`'s shape
   /// (the dims broadcasting added or stretched).
   Value unbroadcast(Value g, Type target) {

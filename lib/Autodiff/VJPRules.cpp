@@ -158,13 +158,28 @@ LogicalResult reciprocalRule(Operation *op, Grad &gb, Value g,
 }
 
 /// C = A B: dA = dC B^T, dB = A^T dC, each summed over broadcast batch dims.
+/// Mixed precision (bf16 A and B, f32 C): the gradient products take dC in
+/// bf16 and sum in f32, as the forward; each operand's gradient is summed
+/// over the batch dims in f32, then rounded to the operand's type (the cast
+/// VJP of an autocast operand reads the f32 value before that rounding).
 LogicalResult matmulRule(Operation *op, Grad &gb, Value g,
                          SmallVectorImpl<Value> &grads) {
   Value a = op->getOperand(0), bm = op->getOperand(1);
-  Value da = MatMulOp::create(gb.b, gb.loc, g, gb.transposeLast2(bm));
-  Value db = MatMulOp::create(gb.b, gb.loc, gb.transposeLast2(a), g);
-  grads.push_back(gb.unbroadcast(da, a.getType()));
-  grads.push_back(gb.unbroadcast(db, bm.getType()));
+  Type in = gb.typeOf(a).getElementType();
+  Type out = gb.typeOf(g).getElementType();
+  Value gIn = gb.castTo(g, in);
+  auto product = [&](Value lhs, Value rhs) -> Value {
+    std::string why;
+    RankedTensorType t = inferBinaryOpType(lhs.getType(), rhs.getType(),
+                                           matmulShape, why);
+    return MatMulOp::create(gb.b, gb.loc, t.clone(out), lhs, rhs);
+  };
+  Value da = product(gIn, gb.transposeLast2(bm));
+  Value db = product(gb.transposeLast2(a), gIn);
+  grads.push_back(
+      gb.castTo(gb.unbroadcast(da, gb.typeOf(a).clone(out)), in));
+  grads.push_back(
+      gb.castTo(gb.unbroadcast(db, gb.typeOf(bm).clone(out)), in));
   return success();
 }
 
@@ -271,6 +286,13 @@ LogicalResult castRule(Operation *op, Grad &gb, Value g,
     grads.push_back(Value());
     return success();
   }
+  // The gradient of a narrowing cast (an autocast operand) that was itself
+  // rounded from the source's type: the value before the rounding.
+  if (auto rounded = g.getDefiningOp<CastOp>())
+    if (rounded.getInput().getType() == op->getOperand(0).getType()) {
+      grads.push_back(rounded.getInput());
+      return success();
+    }
   grads.push_back(CastOp::create(gb.b, gb.loc, op->getOperand(0).getType(), g));
   return success();
 }

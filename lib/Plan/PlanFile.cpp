@@ -204,7 +204,8 @@ std::optional<std::string> tp::readPlanFile(StringRef path, Plan &plan) {
   if (!doc.is_object())
     return where + "a plan is a JSON object with \"mesh\", \"plan\", "
                    "\"data_parallel\", \"sync_batchnorm\", \"recompute\", "
-                   "\"pipeline\", \"inputs\", \"outputs\"";
+                   "\"precision\", \"grad_reduce_dtype\", \"pipeline\", "
+                   "\"inputs\", \"outputs\"";
   for (auto &[key, value] : doc.items()) {
     if (key == "mesh") {
       if (!value.is_object())
@@ -247,6 +248,12 @@ std::optional<std::string> tp::readPlanFile(StringRef path, Plan &plan) {
                        "[\"layers.*\"]";
       for (auto &v : value)
         plan.recompute.push_back(v.get<std::string>());
+    } else if (key == "precision" || key == "grad_reduce_dtype") {
+      if (!value.is_string() ||
+          (value.get<std::string>() != "f32" && value.get<std::string>() != "bf16"))
+        return where + "\"" + key + "\" must be \"f32\" or \"bf16\"";
+      (key == "precision" ? plan.precision : plan.gradReduceDtype) =
+          value.get<std::string>();
     } else if (key == "pipeline") {
       if (std::optional<std::string> err = readPipeline(value, plan.pipeline))
         return where + *err;
@@ -263,7 +270,8 @@ std::optional<std::string> tp::readPlanFile(StringRef path, Plan &plan) {
     } else {
       return where + "unknown key \"" + key +
              "\" (expected mesh, plan, data_parallel, sync_batchnorm, "
-             "recompute, pipeline, inputs, outputs)";
+             "recompute, precision, grad_reduce_dtype, pipeline, inputs, "
+             "outputs)";
     }
   }
   return std::nullopt;

@@ -162,6 +162,14 @@ private:
                                          b.getDenseI64ArrayAttr(perm)),
                  merged);
     }
+    if (auto c = dyn_cast<CastOp>(op)) {
+      Separated in = region.lookup(c.getInput());
+      auto shape = cast<RankedTensorType>(in.value.getType()).getShape();
+      return add(op,
+                 CastOp::create(b, c.getLoc(), c.getType().clone(shape),
+                                in.value),
+                 in.merged);
+    }
     if (isa<SoftmaxOp, LogSoftmaxOp>(op)) {
       Separated in = region.lookup(op->getOperand(0));
       int64_t axis = cast<IntegerAttr>(op->getAttr("axis")).getInt();
@@ -193,7 +201,14 @@ private:
                  lhs->second.merged >= rank - 1) {
         return false;
       }
-      return add(op, MatMulOp::create(b, m.getLoc(), lhs->second.value, right),
+      std::string why;
+      RankedTensorType type = inferBinaryOpType(
+          lhs->second.value.getType(), right.getType(), matmulShape, why);
+      // The result's element type as before (f32 for mixed precision).
+      return add(op,
+                 MatMulOp::create(b, m.getLoc(),
+                                  type.clone(m.getType().getElementType()),
+                                  lhs->second.value, right),
                  lhs->second.merged);
     }
     if (isa<AddOp, SubOp, MulOp, DivOp, MaxOp, MinOp>(op)) {

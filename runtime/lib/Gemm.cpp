@@ -29,7 +29,7 @@ void tprt_sgemm(int64_t a, int64_t b, int64_t c, int64_t m, int64_t n,
 }
 
 // A batch of one is a plain GEMM; more go to oneDNN's batched matmul
-// (BatchedGemm.cpp), which gives each thread whole products.
+// (DnnlMatmul.cpp), which gives each thread whole products.
 void tprt_sgemm_batched(int64_t a, int64_t b, int64_t c, int64_t batch,
                         int64_t m, int64_t n, int64_t k, int32_t trans) {
   if (batch == 1)

@@ -153,6 +153,13 @@ cl::opt<bool> syncBatchNorm(
              "data-parallel axis), not each rank's part (DDP); as "
              "\"sync_batchnorm\": true in a plan file"),
     cl::cat(planCategory));
+cl::opt<std::string> precisionOpt(
+    "precision",
+    cl::desc("f32, or bf16: matmuls and convolutions on bf16 operands summed "
+             "in f32, weights, optimizer and everything else in f32 "
+             "(torch.autocast; tp-autocast); as \"precision\": \"bf16\" in a "
+             "plan file"),
+    cl::value_desc("f32|bf16"), cl::cat(planCategory));
 cl::list<std::string> inputLayouts(
     "input-layout",
     cl::desc("Layout of a graph input: name=replicate|sequence|shard(d)"),
@@ -468,6 +475,8 @@ int main(int argc, char **argv) {
     early.syncBatchNorm |= syncBatchNorm;
     options.batchNormGroups = tp::batchNormGroups(early);
     recompute = early.recompute;
+    if (precisionOpt.empty())
+      precisionOpt = early.precision.empty() ? "f32" : early.precision;
     recompute.insert(recompute.end(), recomputeModules.begin(),
                      recomputeModules.end());
   }
@@ -593,6 +602,20 @@ int main(int argc, char **argv) {
     stages.dataParallel = dataParallel;
     if (failed(runPasses([&](PassManager &pm) {
           pm.addPass(tp::createTPAssignStages(stages));
+        })))
+      return 1;
+  }
+  if (precisionOpt != "f32" && precisionOpt != "bf16") {
+    llvm::errs() << "tp-compile: error: --precision must be f32 or bf16, got '"
+                 << precisionOpt << "'\n";
+    return 1;
+  }
+  if (precisionOpt == "bf16") {
+    // On the forward graph: tp-autodiff differentiates through its casts.
+    tp::TPAutocastOptions autocast;
+    autocast.precision = precisionOpt;
+    if (failed(runPasses([&](PassManager &pm) {
+          pm.addPass(tp::createTPAutocast(autocast));
         })))
       return 1;
   }

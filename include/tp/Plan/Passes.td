@@ -93,4 +93,27 @@ def TPAssignStages : Pass<"tp-assign-stages", "::mlir::ModuleOp"> {
   ];
 }
 
+def TPAutocast : Pass<"tp-autocast", "::mlir::ModuleOp"> {
+  let summary = "Mixed precision: matmuls and convolutions on bf16 operands, "
+                "summed in f32 (torch.autocast)";
+  let description = [{
+    Runs on the imported forward graph, before tp-autodiff. With
+    `precision=bf16`, every tp.matmul and tp.conv on f32 operands reads
+    them rounded to bf16 (one tp.cast per value, right after it is
+    defined) and keeps its f32 result: the products run on bf16 hardware
+    and are summed in f32, as torch.autocast's CPU and CUDA kernels do.
+    Everything else stays f32: elementwise math, norms, softmax, the loss,
+    the weights (master weights) and the optimizer. tp-autodiff then
+    differentiates through the casts: the matmuls of the backward pass take
+    bf16 operands too, the values the backward pass keeps for them are the
+    bf16 copies (half the bytes), and weight gradients are summed in f32.
+    `precision=f32` (the default) leaves the graph as it is. Example:
+    `tp-autocast{precision=bf16}`.
+  }];
+  let options = [
+    Option<"precision", "precision", "std::string", "\"f32\"",
+           "f32 (nothing changes) or bf16">,
+  ];
+}
+
 #endif // TP_PLAN_PASSES_TD

@@ -68,6 +68,11 @@ struct Plan {
   /// pass instead of kept (torch.utils.checkpoint), as module patterns.
   std::vector<std::string> recompute;
   PipelinePlan pipeline;
+  /// Mixed precision: "bf16" (tp-autocast) or "" / "f32".
+  std::string precision;
+  /// The data-parallel gradient all-reduce's element type: "bf16" halves
+  /// its bytes; "" / "f32" reduces in f32.
+  std::string gradReduceDtype;
   /// Graph input / output name -> replicate | sequence | shard(d)[@axis].
   std::vector<std::pair<std::string, std::string>> inputs, outputs;
 

@@ -26,6 +26,7 @@ constexpr const char *kSendFn = "tprt_send";
 constexpr const char *kRecvFn = "tprt_recv";
 constexpr const char *kSgemmFn = "tprt_sgemm";
 constexpr const char *kSgemmBatchedFn = "tprt_sgemm_batched";
+constexpr const char *kGemmBf16Fn = "tprt_gemm_bf16";
 constexpr const char *kConvFn = "tprt_conv";
 /// Around each loop nest's call, for tp-run --trace (tprt/Trace.h).
 constexpr const char *kKernelBeginFn = "tprt_kernel_begin";

@@ -18,14 +18,21 @@ using namespace mlir::tp;
 
 namespace {
 
-/// A contiguous, statically shaped buffer of the element types the target's
-/// GEMM takes: f32 on the CPU (OpenBLAS); f32, f16 and bf16 with cuBLAS.
-bool isPlainGemmOperand(Value v, bool cuda) {
+/// A contiguous, statically shaped buffer.
+bool isPlainBuffer(Value v) {
   auto t = dyn_cast<MemRefType>(v.getType());
-  if (!t || !t.hasStaticShape() || !t.getLayout().isIdentity())
-    return false;
-  Type e = t.getElementType();
-  return e.isF32() || (cuda && (e.isF16() || e.isBF16()));
+  return t && t.hasStaticShape() && t.getLayout().isIdentity();
+}
+
+/// Whether the target has a GEMM for operands of `operand` elements into a
+/// product of `product` elements: f32 on the CPU (OpenBLAS), bf16 into f32
+/// (mixed precision, oneDNN); with cuBLAS f32, f16 and bf16, and f16 / bf16
+/// into f32.
+bool hasGemm(Type operand, Type product, bool cuda) {
+  bool half = operand.isF16() || operand.isBF16();
+  if (operand == product)
+    return operand.isF32() || (cuda && half);
+  return product.isF32() && (operand.isBF16() || (cuda && half));
 }
 
 /// TPRT_TRANS_* for the operands a (batch_)matmul reads transposed
@@ -72,10 +79,10 @@ struct TPLowerMatmulToBlasPass
           !op.hasPureBufferSemantics())
         return;
       Type elem = getElementTypeOrSelf(op->getOperand(0).getType());
-      if (!llvm::all_of(op->getOperands(), [&](Value v) {
-            return isPlainGemmOperand(v, cuda) &&
-                   getElementTypeOrSelf(v.getType()) == elem;
-          }))
+      if (!llvm::all_of(op->getOperands(), isPlainBuffer) ||
+          getElementTypeOrSelf(op->getOperand(1).getType()) != elem ||
+          !hasGemm(elem, getElementTypeOrSelf(op->getOperand(2).getType()),
+                   cuda))
         return;
       std::optional<int32_t> trans = transposedOperands(op);
       if (!trans)
@@ -95,8 +102,12 @@ struct TPLowerMatmulToBlasPass
       auto c = cast<MemRefType>(op->getOperand(2).getType());
       auto a = cast<MemRefType>(op->getOperand(0).getType());
       bool batched = isa<linalg::BatchMatmulOp>(op);
-      // cuBLAS always takes a batch count (1 for a plain matmul).
-      if (batched || cuda)
+      bool mixed = a.getElementType() != c.getElementType();
+      if (mixed)
+        trans |= TPRT_F32_PRODUCT;
+      // cuBLAS and the bf16 GEMM always take a batch count (1 for a plain
+      // matmul).
+      if (batched || cuda || mixed)
         args.push_back(arith::ConstantIntOp::create(
             b, loc, batched ? c.getDimSize(0) : 1, 64));
       int64_t rank = c.getRank();
@@ -105,10 +116,11 @@ struct TPLowerMatmulToBlasPass
         args.push_back(arith::ConstantIntOp::create(b, loc, d, 64));
       if (cuda)
         args.push_back(arith::ConstantIntOp::create(
-            b, loc, *runtimeDType(c.getElementType()), 32));
+            b, loc, *runtimeDType(a.getElementType()), 32));
       args.push_back(arith::ConstantIntOp::create(b, loc, trans, 32));
-      StringRef fn =
-          cuda ? kCudaGemmFn : (batched ? kSgemmBatchedFn : kSgemmFn);
+      StringRef fn = cuda    ? kCudaGemmFn
+                     : mixed ? kGemmBf16Fn
+                             : (batched ? kSgemmBatchedFn : kSgemmFn);
       func::CallOp::create(b, loc, declare(fn, ValueRange(args).getTypes()),
                            args);
       op->erase();

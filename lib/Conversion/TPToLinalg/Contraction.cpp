@@ -46,7 +46,13 @@ Value buildGenericMatmul(OpBuilder &b, Location loc, Value lhs, Value rhs,
       [&](OpBuilder &nb, Location nloc, ValueRange args) {
         Value prod, sum;
         if (isFloat) {
-          prod = arith::MulFOp::create(nb, nloc, args[0], args[1]);
+          // Mixed precision: bf16 / f16 operands, summed in the f32 result.
+          Type acc = args[2].getType();
+          auto widen = [&](Value v) -> Value {
+            return v.getType() == acc ? v
+                                      : arith::ExtFOp::create(nb, nloc, acc, v);
+          };
+          prod = arith::MulFOp::create(nb, nloc, widen(args[0]), widen(args[1]));
           sum = arith::AddFOp::create(nb, nloc, args[2], prod);
         } else {
           prod = arith::MulIOp::create(nb, nloc, args[0], args[1]);

@@ -169,6 +169,18 @@ struct ConvLowering : OpRewritePattern<ConvOp> {
     MLIRContext *ctx = rewriter.getContext();
     RankedTensorType outType = op.getType();
     Type f = outType.getElementType();
+    if (op.getInput().getType().getElementType() != f) {
+      // Mixed precision (bf16 operands, f32 result): the loops compute in
+      // the result's type, so the operands are widened first.
+      auto widen = [&](Value v) -> Value {
+        auto t = cast<RankedTensorType>(v.getType());
+        return CastOp::create(rewriter, loc, t.clone(f), v);
+      };
+      rewriter.replaceOpWithNewOp<ConvOp>(
+          op, outType, widen(op.getInput()), widen(op.getFilter()),
+          op.getStrides(), op.getDilations(), op.getPads(), op.getGroup());
+      return success();
+    }
     ArrayRef<int64_t> w = op.getFilter().getType().getShape();
     int64_t r = outType.getRank() - 2, g = op.getGroup();
     int64_t n = outType.getDimSize(0), m = w[0] / g, c = w[1];

@@ -55,8 +55,9 @@ struct FlattenWeightGradient : OpRewritePattern<ReduceSumOp> {
     Value g2 = ReshapeOp::create(rewriter, loc, tensorOf({rows, n}, element), g);
     Value at = TransposeOp::create(rewriter, loc, tensorOf({m, rows}, element),
                                    a2, rewriter.getDenseI64ArrayAttr({1, 0}));
-    Value product = MatMulOp::create(rewriter, loc, tensorOf({m, n}, element),
-                                     at, g2);
+    // The product's own element type (f32 for bf16 operands).
+    Value product = MatMulOp::create(
+        rewriter, loc, tensorOf({m, n}, mm.getType().getElementType()), at, g2);
     rewriter.replaceOpWithNewOp<ReshapeOp>(sum, sum.getType(), product);
     rewriter.eraseOp(mm);
     if (transpose->use_empty())

@@ -63,6 +63,9 @@ void tprt_recv(int64_t dst, int64_t count, int32_t dtype, int64_t axes_mask,
  * TPRT_OVERWRITE: C = A * B, C's contents not read (BLAS's beta 0), for a
  * product into a buffer that would otherwise be zero-filled first. */
 enum { TPRT_TRANS_A = 1, TPRT_TRANS_B = 2, TPRT_OVERWRITE = 4 };
+/* And for mixed precision: C is f32 while A and B are 16-bit floats
+ * (tprt_gemm_bf16 always; tprt_cuda_gemm when set). */
+enum { TPRT_F32_PRODUCT = 8 };
 
 /* Row-major f32 GEMM, accumulating: C[M,N] += A[M,K] * B[K,N] (or = with
  * TPRT_OVERWRITE), with A or B read transposed as `trans` (TPRT_TRANS_*)
@@ -72,6 +75,12 @@ void tprt_sgemm(int64_t a, int64_t b, int64_t c, int64_t m, int64_t n,
                 int64_t k, int32_t trans);
 void tprt_sgemm_batched(int64_t a, int64_t b, int64_t c, int64_t batch,
                         int64_t m, int64_t n, int64_t k, int32_t trans);
+/* Mixed precision's GEMM: as tprt_sgemm_batched with bf16 A and B and an
+ * f32 C (the products summed in f32), on oneDNN's bf16 kernels (AVX-512
+ * BF16, AMX). On a CPU where oneDNN has none (no AVX-512) the operands
+ * are widened to f32 and multiplied as f32, which stderr says once. */
+void tprt_gemm_bf16(int64_t a, int64_t b, int64_t c, int64_t batch, int64_t m,
+                    int64_t n, int64_t k, int32_t trans);
 
 /* Convolutions, f32, on plain layouts: activations [N, C, S...], filters
  * [M, C/group, K...], 1 to 3 spatial dims (oneDNN). `shape` is the address

@@ -31,7 +31,8 @@ void tprt_cuda_reduce_scatter(int64_t src, int64_t dst, int64_t outer,
 
 /* Row-major C[M,N] += A[M,K] * B[K,N], `batch` times on consecutive
  * matrices, with cuBLAS; dtype TPRT_F32 (TF32 tensor cores only when
- * allowed: tp-run --tf32), TPRT_F16 or TPRT_BF16 (f32 accumulation). */
+ * allowed: tp-run --tf32), TPRT_F16 or TPRT_BF16 (f32 accumulation); with
+ * TPRT_F32_PRODUCT in `trans`, C is f32 (mixed precision). */
 void tprt_cuda_gemm(int64_t a, int64_t b, int64_t c, int64_t batch, int64_t m,
                     int64_t n, int64_t k, int32_t dtype, int32_t trans);
 

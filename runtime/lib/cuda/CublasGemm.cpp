@@ -49,6 +49,9 @@ extern "C" void tprt_cuda_gemm(int64_t a, int64_t b, int64_t c, int64_t batch,
                                int32_t trans) {
   auto start = std::chrono::steady_clock::now();
   cudaDataType type = cudaType(dtype);
+  // Mixed precision: f16 / bf16 operands, an f32 product.
+  cudaDataType productType =
+      trans & TPRT_F32_PRODUCT ? CUDA_R_32F : type;
   cublasComputeType_t compute = dtype == TPRT_F32 && allowTf32
                                     ? CUBLAS_COMPUTE_32F_FAST_TF32
                                     : CUBLAS_COMPUTE_32F;
@@ -62,7 +65,8 @@ extern "C" void tprt_cuda_gemm(int64_t a, int64_t b, int64_t c, int64_t batch,
       int(n), int(m), int(k), &one, reinterpret_cast<const void *>(b), type,
       int(tb ? k : n), n * k, reinterpret_cast<const void *>(a), type,
       int(ta ? m : k), m * k, trans & TPRT_OVERWRITE ? &zero : &one,
-      reinterpret_cast<void *>(c), type, int(n), m * n, int(batch), compute,
+      reinterpret_cast<void *>(c), productType, int(n), m * n, int(batch),
+      compute,
       CUBLAS_GEMM_DEFAULT);
   if (s != CUBLAS_STATUS_SUCCESS)
     fatal("cuBLAS GEMM " + std::to_string(m) + "x" + std::to_string(n) +

@@ -69,6 +69,32 @@ func.func @half(%a: memref<2x3xf16>, %b: memref<3x4xf16>, %c: memref<2x4xf16>, %
 
 // -----
 
+// Mixed precision (tp-autocast): bf16 operands summed into an f32 product
+// call tprt_gemm_bf16 on the CPU (oneDNN; always with a batch count) and
+// tprt_cuda_gemm with the operands' dtype and TPRT_F32_PRODUCT = 8 (plus
+// TPRT_TRANS_B = 2 for the transposed B). f16 into f32 has no CPU GEMM.
+// CHECK: func.func private @tprt_gemm_bf16(i64, i64, i64, i64, i64, i64, i64, i32)
+// CHECK-LABEL: func.func @mixed
+// CHECK: call @tprt_gemm_bf16(%{{.*}}, %{{.*}}, %{{.*}}, %c1_i64, %c2_i64, %c4_i64, %c3_i64, %c8_i32)
+// CHECK: call @tprt_gemm_bf16(%{{.*}}, %{{.*}}, %{{.*}}, %c5_i64, %c2_i64{{.*}}, %c4_i64{{.*}}, %c3_i64{{.*}}, %c10_i32)
+// CHECK: linalg.matmul ins(%{{.*}}, %{{.*}} : memref<2x3xf16>, memref<3x4xf16>)
+// CUDA-LABEL: func.func @mixed
+// CUDA: call @tprt_cuda_gemm(%{{.*}}, %{{.*}}, %{{.*}}, %c1_i64, %c2_i64, %c4_i64, %c3_i64, %c2_i32, %c8_i32)
+// CUDA: call @tprt_cuda_gemm(%{{.*}}, %{{.*}}, %{{.*}}, %c5_i64, %c2_i64{{.*}}, %c4_i64{{.*}}, %c3_i64{{.*}}, %c2_i32{{.*}}, %c10_i32)
+// CUDA: call @tprt_cuda_gemm(%{{.*}}, %{{.*}}, %{{.*}}, %c1_i64{{.*}}, %c2_i64{{.*}}, %c4_i64{{.*}}, %c3_i64{{.*}}, %c1_i32, %c8_i32{{.*}})
+// CUDA-NOT: linalg.matmul
+func.func @mixed(%a: memref<2x3xbf16>, %b: memref<3x4xbf16>, %c: memref<2x4xf32>,
+                 %ba: memref<5x2x3xbf16>, %bt: memref<5x4x3xbf16>, %bc: memref<5x2x4xf32>,
+                 %h: memref<2x3xf16>, %hb: memref<3x4xf16>) {
+  linalg.matmul ins(%a, %b : memref<2x3xbf16>, memref<3x4xbf16>) outs(%c : memref<2x4xf32>)
+  linalg.batch_matmul indexing_maps = [affine_map<(b, m, n, k) -> (b, m, k)>, affine_map<(b, m, n, k) -> (b, n, k)>, affine_map<(b, m, n, k) -> (b, m, n)>]
+    ins(%ba, %bt : memref<5x2x3xbf16>, memref<5x4x3xbf16>) outs(%bc : memref<5x2x4xf32>)
+  linalg.matmul ins(%h, %hb : memref<2x3xf16>, memref<3x4xf16>) outs(%c : memref<2x4xf32>)
+  return
+}
+
+// -----
+
 // Operands read transposed (tp-lower-to-linalg's fold of a transpose into the
 // GEMM): A as [K, M] is TPRT_TRANS_A = 1 and K comes from its first dim; B as
 // [N, K] is TPRT_TRANS_B = 2; both are 3.

@@ -81,6 +81,31 @@ func.func @matmul_wrong_result(%x: tensor<8x64xf32>, %w: tensor<64x256xf32>) -> 
 
 // -----
 
+// Only bf16 / f16 products may be summed into a wider (f32) result.
+func.func @matmul_narrowing_result(%x: tensor<8x64xf32>, %w: tensor<64x256xf32>) -> tensor<8x256xbf16> {
+  // expected-error @+1 {{'tp.matmul' op result type 'tensor<8x256xbf16>' does not match 'tensor<8x256xf32>', the type its operands give}}
+  %0 = tp.matmul %x, %w : tensor<8x64xf32>, tensor<64x256xf32> -> tensor<8x256xbf16>
+  return %0 : tensor<8x256xbf16>
+}
+
+// -----
+
+func.func @matmul_mixed_operands(%x: tensor<8x64xbf16>, %w: tensor<64x256xf32>) -> tensor<8x256xf32> {
+  // expected-error @+1 {{'tp.matmul' op operand element types differ: bf16 vs f32}}
+  %0 = tp.matmul %x, %w : tensor<8x64xbf16>, tensor<64x256xf32> -> tensor<8x256xf32>
+  return %0 : tensor<8x256xf32>
+}
+
+// -----
+
+func.func @conv_mixed_operands(%x: tensor<1x3x8x8xbf16>, %w: tensor<4x3x3x3xf32>) -> tensor<1x4x8x8xf32> {
+  // expected-error @+1 {{'tp.conv' op expects input and filter of one element type, got 'tensor<1x3x8x8xbf16>' and 'tensor<4x3x3x3xf32>'}}
+  %0 = tp.conv %x, %w {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, group = 1 : i64} : tensor<1x3x8x8xbf16>, tensor<4x3x3x3xf32> -> tensor<1x4x8x8xf32>
+  return %0 : tensor<1x4x8x8xf32>
+}
+
+// -----
+
 func.func @constant_type_mismatch() -> tensor<3xf32> {
   // expected-error @+1 {{'tp.constant' op failed to verify that all of {value, result} have same type}}
   %0 = "tp.constant"() {value = dense<[1.0, 2.0]> : tensor<2xf32>} : () -> tensor<3xf32>

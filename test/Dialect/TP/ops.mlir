@@ -38,6 +38,20 @@ func.func @relu(%x: tensor<8x256xf32>) -> tensor<8x256xf32> {
   return %0 : tensor<8x256xf32>
 }
 
+// Mixed precision (tp-autocast): bf16 operands, an f32 result.
+// CHECK-LABEL: func.func @mixed_precision
+func.func @mixed_precision(%x: tensor<8x64xbf16>, %w: tensor<64x256xbf16>,
+                           %img: tensor<1x3x8x8xbf16>, %f: tensor<4x3x3x3xbf16>,
+                           %g: tensor<1x4x8x8xbf16>) -> (tensor<8x256xf32>, tensor<1x4x8x8xf32>, tensor<1x3x8x8xf32>) {
+  // CHECK: tp.matmul %{{.*}}, %{{.*}} : tensor<8x64xbf16>, tensor<64x256xbf16> -> tensor<8x256xf32>
+  %0 = tp.matmul %x, %w : tensor<8x64xbf16>, tensor<64x256xbf16> -> tensor<8x256xf32>
+  // CHECK: tp.conv {{.*}} : tensor<1x3x8x8xbf16>, tensor<4x3x3x3xbf16> -> tensor<1x4x8x8xf32>
+  %1 = tp.conv %img, %f {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, group = 1 : i64} : tensor<1x3x8x8xbf16>, tensor<4x3x3x3xbf16> -> tensor<1x4x8x8xf32>
+  // CHECK: tp.conv_input_grad {{.*}} : tensor<1x4x8x8xbf16>, tensor<4x3x3x3xbf16> -> tensor<1x3x8x8xf32>
+  %2 = tp.conv_input_grad %g, %f {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, group = 1 : i64} : tensor<1x4x8x8xbf16>, tensor<4x3x3x3xbf16> -> tensor<1x3x8x8xf32>
+  return %0, %1, %2 : tensor<8x256xf32>, tensor<1x4x8x8xf32>, tensor<1x3x8x8xf32>
+}
+
 // CHECK-LABEL: func.func @matmul
 func.func @matmul(%x: tensor<8x64xf32>, %w: tensor<64x256xf32>,
                   %q: tensor<4x16x64xf32>, %k: tensor<2x1x64x16xf32>) -> (tensor<8x256xf32>, tensor<4x16x256xf32>, tensor<2x4x16x16xf32>) {

@@ -130,8 +130,25 @@ LogicalResult WhereOp::verify() {
 // Contractions, normalizations, reductions
 //===----------------------------------------------------------------------===//
 
+/// Whether a contraction of `operand` elements may write `result` elements:
+/// the same type, or (mixed precision) bf16 / f16 products summed in f32.
+static bool isContractionResultType(Type operand, Type result) {
+  return operand == result ||
+         ((operand.isBF16() || operand.isF16()) && result.isF32());
+}
+
 LogicalResult MatMulOp::verify() {
-  return verifyBinaryOpType(*this, matmulShape);
+  Type in = getLhs().getType().getElementType();
+  Type out = getType().getElementType();
+  if (in == out || !isContractionResultType(in, out))
+    return verifyBinaryOpType(*this, matmulShape);
+  // Mixed precision: the shapes as for one type, the result f32.
+  std::string why;
+  RankedTensorType inferred = inferBinaryOpType(
+      getLhs().getType(), getRhs().getType(), matmulShape, why);
+  if (!inferred)
+    return emitOpError(why);
+  return verifyResult(*this, inferred.getShape(), out);
 }
 
 static LogicalResult verifySoftmaxLike(Operation *op, int64_t axis) {
@@ -331,7 +348,13 @@ LogicalResult ConvOp::verify() {
                                getDilations(), getPads(), getGroup());
   if (failed(shape))
     return failure();
-  return verifyResult(*this, *shape, getInput().getType().getElementType());
+  Type in = getInput().getType().getElementType();
+  if (getFilter().getType().getElementType() != in)
+    return emitOpError("expects input and filter of one element type, got ")
+           << getInput().getType() << " and " << getFilter().getType();
+  Type out = getType().getElementType();
+  return verifyResult(*this, *shape,
+                      isContractionResultType(in, out) ? out : in);
 }
 
 /// A conv gradient's operands and result: the conv of `in` and `w` must
@@ -348,10 +371,12 @@ static LogicalResult verifyConvGrad(Operation *op, ArrayRef<int64_t> in,
   if (g.getShape() != ArrayRef<int64_t>(*shape))
     return op->emitOpError("output gradient ")
            << g << " does not match the conv's output " << formatShape(*shape);
-  if (tensorType(op->getResult(0)).getElementType() != g.getElementType() ||
-      tensorType(op->getOperand(0)).getElementType() !=
-          tensorType(op->getOperand(1)).getElementType())
-    return op->emitOpError("expects operands and result of one element type");
+  Type operand = tensorType(op->getOperand(0)).getElementType();
+  if (tensorType(op->getOperand(1)).getElementType() != operand ||
+      !isContractionResultType(operand,
+                               tensorType(op->getResult(0)).getElementType()))
+    return op->emitOpError("expects operands of one element type and a result "
+                           "of that type (or f32 for bf16 / f16 operands)");
   return success();
 }
 

@@ -247,7 +247,9 @@ def TP_MatMulOp : TP_Op<"matmul", [Pure]> {
     numpy `matmul` semantics on operands of rank 2 or more: the last two dims
     are contracted as `[.., M, K] x [.., K, N] -> [.., M, N]` and the leading
     (batch) dims broadcast. Rank-1 operands of ONNX MatMul are reshaped to
-    rank 2 by the importer.
+    rank 2 by the importer. Both operands have one element type; the result
+    has it too, or is f32 for bf16 / f16 operands (mixed precision: the
+    products are summed in f32, as tp-autocast writes them).
 
     ```mlir
     %y = tp.matmul %x, %w : tensor<4x16x64xf32>, tensor<64x256xf32> -> tensor<4x16x256xf32>
@@ -299,7 +301,8 @@ def TP_ConvOp : TP_Op<"conv", [Pure]> {
     `input` is `[N, C, S...]`, `filter` `[M, C / group, K...]`; the result
     is `[N, M, O...]` with `O = (S + pad_begin + pad_end - dilation (K - 1)
     - 1) / stride + 1`. `pads` holds the begin pads of every spatial dim,
-    then the end pads (ONNX's order). The importer adds the bias.
+    then the end pads (ONNX's order). The importer adds the bias. As for
+    tp.matmul, bf16 / f16 operands may give an f32 result.
 
     ```mlir
     %y = tp.conv %x, %w {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>,

@@ -1,0 +1,72 @@
+//===- Autocast.cpp - matmuls and convolutions on bf16 operands -----------===//
+//
+// torch.autocast's rule for the ops that dominate a step: the products of
+// a matmul or convolution take bf16 operands (twice the hardware's f32
+// rate, half the bytes) and are summed in f32; the result stays f32, so
+// every other op, and the weights, keep f32. Each value is rounded once,
+// however many products read it.
+//
+//===----------------------------------------------------------------------===//
+#include "tp/Plan/Passes.h"
+
+#include "tp/Dialect/TP/IR/TPOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+
+namespace mlir::tp {
+#define GEN_PASS_DEF_TPAUTOCAST
+#include "tp/Plan/Passes.h.inc"
+} // namespace mlir::tp
+
+using namespace mlir;
+using namespace mlir::tp;
+
+namespace {
+
+bool isF32Tensor(Value v) {
+  return cast<RankedTensorType>(v.getType()).getElementType().isF32();
+}
+
+struct TPAutocastPass : tp::impl::TPAutocastBase<TPAutocastPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    if (precision == "f32")
+      return;
+    if (precision != "bf16") {
+      getOperation().emitError("tp-autocast: precision must be f32 or bf16, "
+                               "got '")
+          << precision << "'";
+      return signalPassFailure();
+    }
+    OpBuilder b(&getContext());
+    Type bf16 = b.getBF16Type();
+    getOperation().walk([&](func::FuncOp func) {
+      DenseMap<Value, Value> rounded;
+      // The value's bf16 copy, made right after its definition (at the
+      // function's start for an argument) and named after its first reader.
+      auto roundedOf = [&](Value v, Location reader) {
+        Value &r = rounded[v];
+        if (r)
+          return r;
+        if (Operation *def = v.getDefiningOp())
+          b.setInsertionPointAfter(def);
+        else
+          b.setInsertionPointToStart(cast<BlockArgument>(v).getOwner());
+        auto t = cast<RankedTensorType>(v.getType());
+        r = CastOp::create(b, reader, t.clone(bf16), v);
+        return r;
+      };
+      func.walk([&](Operation *op) {
+        if (!isa<MatMulOp, ConvOp>(op) || !isF32Tensor(op->getResult(0)) ||
+            !llvm::all_of(op->getOperands(), isF32Tensor))
+          return;
+        for (OpOperand &operand : op->getOpOperands())
+          operand.set(roundedOf(operand.get(), op->getLoc()));
+      });
+    });
+  }
+};
+
+} // namespace

@@ -32,8 +32,8 @@ struct WeightUse {
   Operation *user = nullptr; // the matmul or gather
 };
 
-/// Follows `v` (whose dims are the weight's `dims`) through transposes to
-/// the matmuls and gathers that use it; the earliest in program order is the
+/// Follows `v` (whose dims are the weight's `dims`) through transposes and
+/// casts (tp-autocast's bf16 copies) to the matmuls and gathers that use it; the earliest in program order is the
 /// forward pass's (a training step also uses the weight in its backward
 /// pass, where a matmul reads it transposed).
 /// A weight tied between modules (an embedding read again by the LM head)
@@ -59,6 +59,8 @@ findWeightUse(Value v, SmallVector<int64_t> dims,
       for (int64_t p : t.getPerm())
         permuted.push_back(dims[p]);
       consider(findWeightUse(t.getResult(), permuted, inModule));
+    } else if (auto c = dyn_cast<CastOp>(user)) {
+      consider(findWeightUse(c.getResult(), dims, inModule));
     } else if (isa<MatMulOp>(user) && use.getOperandNumber() == 1 &&
                dims.size() == 2) {
       consider(WeightUse{false, dims[1], dims[0], user});

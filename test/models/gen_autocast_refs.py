@@ -19,6 +19,8 @@ Each family folder (gpt2, llama) gets bf16/:
   sgd20.txt, sgd20_f32.txt  20 SGD steps (lr 0.1) on the same batch, under
                           autocast and in fp32, as `step k: loss v` lines
                           (tp-run --steps' format)
+and resnet (torchvision's ResNet, eval mode) gets bf16/output.npy: its
+forward under autocast.
 """
 import copy
 import os
@@ -84,7 +86,29 @@ def export(name):
     print(f"{name}: fp32 loss {f32:.6f}, autocast loss {loss.item():.6f}")
 
 
+def export_forward(name):
+    model, inputs, _, _ = real.families()[name]()
+    real.init_norms(model, torch.Generator().manual_seed(1236))
+    model.eval()
+    d = os.path.join(HERE, name)
+    args = [torch.from_numpy(np.load(os.path.join(d, f"input_{n}.npy"))) for n in inputs]
+    with torch.no_grad():
+        f32 = model(*args).numpy()
+        ref = np.load(os.path.join(d, "output.npy"))
+        if np.abs(f32 - ref).max() > 1e-5 * np.abs(ref).max():
+            sys.exit(f"{name}: the fp32 output is not the committed one")
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            out = model(*args).float().numpy()
+    os.makedirs(os.path.join(d, "bf16"), exist_ok=True)
+    np.save(os.path.join(d, "bf16", "output.npy"), out)
+    rel = np.abs(out - f32).max() / np.abs(f32).max()
+    print(f"{name}: autocast output, {rel:.3g} relative from fp32")
+
+
 if __name__ == "__main__":
     sys.path.insert(0, HERE)
-    for name in sys.argv[1:] or FAMILIES:
-        export(name)
+    for name in sys.argv[1:] or FAMILIES + ("resnet",):
+        if name == "resnet":
+            export_forward(name)
+        else:
+            export(name)

@@ -385,8 +385,10 @@ def TPLowerConvToDnnl : Pass<"tp-lower-conv-to-dnnl", "::mlir::ModuleOp"> {
     result buffer, `bufferization.to_tensor`), with the kind of
     convolution and a constant array of its shape and attributes
     (`TPRT_CONV_*` in tprt.h). The runtime runs oneDNN's direct kernels,
-    PyTorch's on the CPU. Other convs stay for tp-lower-to-linalg (im2col
-    and a GEMM) and tp-expand-conv-gradients.
+    PyTorch's on the CPU. A mixed-precision one (bf16 operands, f32
+    result: tp-autocast) reads its operands widened to f32 (`tp.cast`).
+    Other convs stay for tp-lower-to-linalg (im2col and a GEMM) and
+    tp-expand-conv-gradients.
   }];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",

@@ -6,7 +6,9 @@
 // backward kernels need none of the zero-inserted, flipped and transposed
 // copies that writing a gradient as a conv takes. Each conv-family op
 // becomes one call on its operands' buffers, as tp-lower-collectives makes
-// a collective's.
+// a collective's. Mixed precision's convs (bf16 operands, f32 result) read
+// their operands widened to f32: the same products, on oneDNN's f32
+// kernels (its bf16 ones are left for later).
 //
 //===----------------------------------------------------------------------===//
 #include "tp/Conversion/Passes.h"
@@ -89,9 +91,7 @@ struct TPLowerConvToDnnlPass
       auto s = convShapes(op);
       int64_t spatial = s ? int64_t(s->input.size()) - 2 : 0;
       if (s && spatial >= 1 && spatial <= 3 &&
-          llvm::all_of(op->getOperandTypes(), [](Type t) {
-            return getElementTypeOrSelf(t).isF32();
-          }))
+          getElementTypeOrSelf(op->getResult(0).getType()).isF32())
         convs.push_back({op, *s});
     });
     OpBuilder b(module.getContext());
@@ -101,6 +101,10 @@ struct TPLowerConvToDnnlPass
       Location loc = op->getLoc();
       auto buffer = [&](Value tensor) {
         auto t = cast<RankedTensorType>(tensor.getType());
+        if (isa<FloatType>(t.getElementType()) && !t.getElementType().isF32()) {
+          t = t.clone(b.getF32Type());
+          tensor = CastOp::create(b, loc, t, tensor);
+        }
         return bufferAddress(
             b, loc,
             bufferization::ToBufferOp::create(

@@ -96,7 +96,8 @@ Value permuted(OpBuilder &b, Location loc, Value v, ArrayRef<int64_t> perm) {
 ///     FoldTransposeIntoMatmul has run) give [N*O..., M], which is small.
 /// The GEMM runs at OpenBLAS's (cuBLAS's) speed; the columns cost K times
 /// the input in memory.
-Value convAsGemm(OpBuilder &b, Location loc, ConvOp op, Value x) {
+Value convAsGemm(OpBuilder &b, Location loc, ConvOp op, Value x,
+                 Value filterValue) {
   MLIRContext *ctx = b.getContext();
   RankedTensorType outType = op.getType();
   Type f = outType.getElementType();
@@ -127,7 +128,7 @@ Value convAsGemm(OpBuilder &b, Location loc, ConvOp op, Value x) {
       b, loc, RankedTensorType::get(colsShape, f), ValueRange{x},
       {AffineMap::get(2 + 2 * r, 0, in, ctx)},
       [](OpBuilder &, Location, ValueRange a) { return a[0]; });
-  Value filter = buildReshape(b, loc, op.getFilter(),
+  Value filter = buildReshape(b, loc, filterValue,
                               RankedTensorType::get({m, window}, f));
   Value product;
   SmallVector<int64_t> productShape, perm;
@@ -169,24 +170,21 @@ struct ConvLowering : OpRewritePattern<ConvOp> {
     MLIRContext *ctx = rewriter.getContext();
     RankedTensorType outType = op.getType();
     Type f = outType.getElementType();
-    if (op.getInput().getType().getElementType() != f) {
-      // Mixed precision (bf16 operands, f32 result): the loops compute in
-      // the result's type, so the operands are widened first.
-      auto widen = [&](Value v) -> Value {
-        auto t = cast<RankedTensorType>(v.getType());
-        return CastOp::create(rewriter, loc, t.clone(f), v);
-      };
-      rewriter.replaceOpWithNewOp<ConvOp>(
-          op, outType, widen(op.getInput()), widen(op.getFilter()),
-          op.getStrides(), op.getDilations(), op.getPads(), op.getGroup());
-      return success();
-    }
+    // Mixed precision (bf16 operands, f32 result): the loops compute in
+    // the result's type, so the operands are widened first.
+    auto widen = [&](Value v) -> Value {
+      auto t = cast<RankedTensorType>(v.getType());
+      return t.getElementType() == f
+                 ? v
+                 : CastOp::create(rewriter, loc, t.clone(f), v).getResult();
+    };
+    Value input = widen(op.getInput()), filter = widen(op.getFilter());
     ArrayRef<int64_t> w = op.getFilter().getType().getShape();
     int64_t r = outType.getRank() - 2, g = op.getGroup();
     int64_t n = outType.getDimSize(0), m = w[0] / g, c = w[1];
-    Value x = padSpatial(rewriter, loc, op.getInput(), op.getPads(), 0.0);
+    Value x = padSpatial(rewriter, loc, input, op.getPads(), 0.0);
     if (g == 1) {
-      rewriter.replaceOp(op, convAsGemm(rewriter, loc, op, x));
+      rewriter.replaceOp(op, convAsGemm(rewriter, loc, op, x, filter));
       return success();
     }
     ArrayRef<int64_t> xs = cast<RankedTensorType>(x.getType()).getShape();
@@ -197,8 +195,7 @@ struct ConvLowering : OpRewritePattern<ConvOp> {
     llvm::append_range(wg, w.drop_front(2));
     llvm::append_range(og, outType.getShape().drop_front(2));
     Value xgv = buildReshape(rewriter, loc, x, RankedTensorType::get(xg, f));
-    Value wgv = buildReshape(rewriter, loc, op.getFilter(),
-                             RankedTensorType::get(wg, f));
+    Value wgv = buildReshape(rewriter, loc, filter, RankedTensorType::get(wg, f));
     // Loops: n, g, m, o_1..o_r, c, k_1..k_r.
     int64_t loops = 4 + 2 * r;
     auto d = [&](int64_t i) { return getAffineDimExpr(i, ctx); };

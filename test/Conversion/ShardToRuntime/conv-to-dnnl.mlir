@@ -55,3 +55,17 @@ func.func @left_for_linalg(%x: tensor<1x1x3x3x3x3xf32>, %w: tensor<1x1x2x2x2x2xf
   %z = tp.conv %h, %v {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, group = 1 : i64} : tensor<1x2x4x4xf16>, tensor<2x2x3x3xf16> -> tensor<1x2x2x2xf16>
   return %y, %z : tensor<1x1x2x2x2x2xf32>, tensor<1x2x2x2xf16>
 }
+
+// Mixed precision (tp-autocast): bf16 operands, an f32 result: the operands
+// are widened to f32 and the call is the f32 one.
+// CHECK-LABEL: func.func @mixed_precision
+// CHECK-DAG: %[[X:.*]] = tp.cast %arg0 : tensor<1x3x8x8xbf16> -> tensor<1x3x8x8xf32>
+// CHECK-DAG: %[[W:.*]] = tp.cast %arg1 : tensor<4x3x3x3xbf16> -> tensor<4x3x3x3xf32>
+// CHECK-DAG: bufferization.to_buffer %[[X]]
+// CHECK-DAG: bufferization.to_buffer %[[W]]
+// CHECK: call @tprt_conv(%c0_i32,
+// CHECK-NOT: tp.conv
+func.func @mixed_precision(%x: tensor<1x3x8x8xbf16>, %w: tensor<4x3x3x3xbf16>) -> tensor<1x4x8x8xf32> {
+  %y = tp.conv %x, %w {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, group = 1 : i64} : tensor<1x3x8x8xbf16>, tensor<4x3x3x3xbf16> -> tensor<1x4x8x8xf32>
+  return %y : tensor<1x4x8x8xf32>
+}

@@ -9,10 +9,14 @@
 // The primitives are made once per shape and thread; the reorder buffers
 // and oneDNN's scratchpad live in a per-thread workspace that grows to the
 // largest convolution and is kept for the next step (tp-run --profile
-// prints its size).
+// prints its size). Mixed precision's convolutions (TPRT_CONV_BF16) read
+// bf16 operands and write f32, on the CPU's bf16 instructions; where
+// oneDNN has no bf16 kernels (no AVX-512) the operands are widened to f32
+// in the workspace and the f32 convolution runs.
 //
 //===----------------------------------------------------------------------===//
 #include "Dnnl.h"
+#include "tprt/DType.h"
 #include "tprt/Program.h"
 #include "tprt/Watchdog.h"
 #include "tprt/tprt.h"
@@ -92,6 +96,8 @@ struct Conv {
   Operand a, b, out;
   int aArg, bArg, outArg;
   memory::desc scratchpad;
+  /// A bf16 convolution oneDNN has no kernel for on this CPU.
+  bool unsupported = false;
 };
 
 /// The largest any thread's Workspace has grown.
@@ -104,7 +110,7 @@ struct Workspace {
     std::unique_ptr<void, decltype(&std::free)> data{nullptr, &std::free};
     size_t bytes = 0;
   };
-  Slot slots[4];
+  Slot slots[6];
   void *get(int i, size_t bytes) {
     Slot &s = slots[i];
     if (s.bytes < bytes) {
@@ -150,37 +156,58 @@ Operand operand(const dnnl::engine &e, const memory::desc &plain,
 /// brgemm kernels on channels-last (which it picks for `any` on AVX-512
 /// machines) by up to 2.8x on a CNN's small late feature maps, and they
 /// are what PyTorch's convolutions run on. Otherwise oneDNN's choice.
-memory::desc blockedActivation(const memory::dims &dims) {
+memory::desc blockedActivation(const memory::dims &dims,
+                               memory::data_type type) {
   static const int64_t block =
       dnnl::get_effective_cpu_isa() >= dnnl::cpu_isa::avx512_core ? 16 : 8;
   int64_t r = dims.size() - 2;
   if (dims[1] % block)
-    return memory::desc(dims, memory::data_type::f32, Tag::any);
+    return memory::desc(dims, type, Tag::any);
   Tag tags[2][3] = {{Tag::nCw8c, Tag::nChw8c, Tag::nCdhw8c},
                     {Tag::nCw16c, Tag::nChw16c, Tag::nCdhw16c}};
-  return memory::desc(dims, memory::data_type::f32, tags[block == 16][r - 1]);
+  return memory::desc(dims, type, tags[block == 16][r - 1]);
 }
 
+/// `kind`'s convolution; with TPRT_CONV_BF16, its operands (a and b) are
+/// bf16 and its result f32.
 Conv makeConv(const dnnl::engine &e, int32_t kind, ConvShape s) {
   using namespace dnnl;
-  memory::data_type f32 = memory::data_type::f32;
+  using DT = memory::data_type;
+  bool bf16 = kind & TPRT_CONV_BF16;
+  kind &= ~TPRT_CONV_BF16;
+  DT in = bf16 ? DT::bf16 : DT::f32;
+  // The element type of x, w and y: the operands' for the two the kind
+  // reads, f32 for the one it writes.
+  DT tx = kind == TPRT_CONV_INPUT_GRAD ? DT::f32 : in;
+  DT tw = kind == TPRT_CONV_FILTER_GRAD ? DT::f32 : in;
+  DT ty = kind == TPRT_CONV_FORWARD ? DT::f32 : in;
   int64_t r = s.rank();
-  memory::desc x(s.input(), f32, activationTag(r)),
-      w(s.filter(), f32, filterTag(r, s.group() != 1)),
-      y(s.output(), f32, activationTag(r));
-  memory::desc xAny = blockedActivation(s.input()), wAny(s.filter(), f32, Tag::any),
-      yAny = blockedActivation(s.output());
+  memory::desc x(s.input(), tx, activationTag(r)),
+      w(s.filter(), tw, filterTag(r, s.group() != 1)),
+      y(s.output(), ty, activationTag(r));
+  memory::desc xAny = blockedActivation(s.input(), tx),
+               wAny(s.filter(), tw, Tag::any),
+               yAny = blockedActivation(s.output(), ty);
   memory::dims strides = s.spatial(TPRT_CONV_STRIDES),
                dilations = s.dilations(),
                padBegin = s.spatial(TPRT_CONV_PADS_BEGIN),
                padEnd = s.spatial(TPRT_CONV_PADS_END);
   primitive_attr attr;
   attr.set_scratchpad_mode(scratchpad_mode::user);
-  auto forwardDesc = convolution_forward::desc(
-      kind == TPRT_CONV_FORWARD ? prop_kind::forward_inference
-                                : prop_kind::forward_training,
-      algorithm::convolution_direct, xAny, wAny, yAny, strides, dilations,
-      padBegin, padEnd);
+  // A gradient's primitive is made from its forward's (oneDNN's hint): for
+  // bf16, the forward that reads and writes bf16.
+  auto forwardDesc =
+      kind == TPRT_CONV_FORWARD
+          ? convolution_forward::desc(prop_kind::forward_inference,
+                                      algorithm::convolution_direct, xAny,
+                                      wAny, yAny, strides, dilations,
+                                      padBegin, padEnd)
+          : convolution_forward::desc(
+                prop_kind::forward_training, algorithm::convolution_direct,
+                blockedActivation(s.input(), in),
+                memory::desc(s.filter(), in, Tag::any),
+                blockedActivation(s.output(), in), strides, dilations,
+                padBegin, padEnd);
   auto forward = convolution_forward::primitive_desc(forwardDesc, attr, e);
   Conv c;
   if (kind == TPRT_CONV_FORWARD) {
@@ -220,6 +247,20 @@ Conv makeConv(const dnnl::engine &e, int32_t kind, ConvShape s) {
   return c;
 }
 
+/// makeConv, or for a bf16 kind oneDNN has no kernels for on this CPU, a
+/// Conv marked unsupported.
+Conv makeConvOrNone(const dnnl::engine &e, int32_t kind, ConvShape s) {
+  try {
+    return makeConv(e, kind, s);
+  } catch (const dnnl::error &err) {
+    if (!(kind & TPRT_CONV_BF16) || err.status != dnnl_unimplemented)
+      throw;
+    Conv c;
+    c.unsupported = true;
+    return c;
+  }
+}
+
 void run(DnnlThread &st, Workspace &ws, Conv &c, void *a, void *b,
          void *out) {
   const dnnl::engine &e = st.engine;
@@ -257,11 +298,31 @@ extern "C" void tprt_conv(int32_t kind, int64_t a, int64_t b, int64_t out,
   std::vector<int64_t> key(s.v, s.v + TPRT_CONV_SHAPE_SIZE);
   key.push_back(kind);
   callDnnl("a convolution", [&](DnnlThread &t) {
-    auto it = state.convs.find(key);
-    if (it == state.convs.end())
-      it = state.convs.emplace(key, makeConv(t.engine, kind, s)).first;
-    run(t, state.workspace, it->second, reinterpret_cast<void *>(a),
-        reinterpret_cast<void *>(b), reinterpret_cast<void *>(out));
+    auto conv = [&](int32_t k) -> Conv & {
+      key.back() = k;
+      auto it = state.convs.find(key);
+      if (it == state.convs.end())
+        it = state.convs.emplace(key, makeConvOrNone(t.engine, k, s)).first;
+      return it->second;
+    };
+    Conv *c = &conv(kind);
+    void *pa = reinterpret_cast<void *>(a), *pb = reinterpret_cast<void *>(b);
+    if (c->unsupported) {
+      // bf16 operands widened to f32 (slots 4 and 5), the f32 convolution.
+      sayBf16RunsInF32();
+      auto widen = [&](void *from, const Operand &o, int slot) {
+        size_t n = o.plain.get_size() / sizeof(float);
+        auto *to = static_cast<float *>(state.workspace.get(slot, n * 4));
+        auto *h = static_cast<const uint16_t *>(from);
+        for (size_t i = 0; i < n; ++i)
+          to[i] = bf16ToFloat(h[i]);
+        return to;
+      };
+      c = &conv(kind & ~TPRT_CONV_BF16);
+      pa = widen(pa, c->a, 4);
+      pb = widen(pb, c->b, 5);
+    }
+    run(t, state.workspace, *c, pa, pb, reinterpret_cast<void *>(out));
   });
   markProgress(Activity::Code, "after a convolution");
 }

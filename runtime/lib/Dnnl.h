@@ -40,6 +40,10 @@ template <typename F> void callDnnl(const char *what, F &&f) {
   }
 }
 
+/// Says once, on stderr, that this CPU has no bf16 kernels in oneDNN and
+/// the bf16 program's products run in f32 (its operands widened).
+void sayBf16RunsInF32();
+
 } // namespace tprt
 
 #endif // TPRT_LIB_DNNL_H

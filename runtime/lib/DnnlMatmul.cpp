@@ -105,11 +105,7 @@ bool dnnlMatmul(memory::data_type operands, int64_t a, int64_t b, int64_t c,
 /// OpenBLAS's GEMM (exact products of bf16 values, f32 sums).
 void widenedGemm(int64_t a, int64_t b, int64_t c, int64_t batch, int64_t m,
                  int64_t n, int64_t k, int32_t trans) {
-  static std::once_flag said;
-  std::call_once(said, [] {
-    std::cerr << "tprt: this CPU has no bf16 matmul in oneDNN (it needs "
-                 "AVX-512): the bf16 program's GEMMs run in f32\n";
-  });
+  sayBf16RunsInF32();
   thread_local std::vector<float> wa, wb;
   auto widen = [](int64_t from, int64_t count, std::vector<float> &to) {
     to.resize(count);
@@ -124,6 +120,15 @@ void widenedGemm(int64_t a, int64_t b, int64_t c, int64_t batch, int64_t m,
 }
 
 } // namespace
+
+void tprt::sayBf16RunsInF32() {
+  static std::once_flag said;
+  std::call_once(said, [] {
+    std::cerr << "tprt: this CPU has no bf16 kernels in oneDNN (they need "
+                 "AVX-512): the bf16 program's matmuls and convolutions run "
+                 "in f32\n";
+  });
+}
 
 void tprt::batchedSgemm(int64_t a, int64_t b, int64_t c, int64_t batch,
                         int64_t m, int64_t n, int64_t k, int32_t trans) {

@@ -5,6 +5,7 @@
 // y[n, m, o] = sum over c, k of x[n, g(m) C/g + c, o s + k d - pad] w[m, c, k].
 //
 //===----------------------------------------------------------------------===//
+#include "tprt/DType.h"
 #include "tprt/tprt.h"
 
 #include <gtest/gtest.h>
@@ -116,6 +117,47 @@ TEST_P(Convolution, ForwardAndGradientsMatchLoops) {
   tprt_conv(TPRT_CONV_FORWARD, addr(x), addr(w), addr(gotY), addr(shape));
   tprt_conv(TPRT_CONV_INPUT_GRAD, addr(g), addr(w), addr(gotDx), addr(shape));
   tprt_conv(TPRT_CONV_FILTER_GRAD, addr(x), addr(g), addr(gotDw), addr(shape));
+  for (int64_t i = 0; i < results; ++i)
+    ASSERT_NEAR(gotY[i], y[i], 1e-4) << "output " << i;
+  for (int64_t i = 0; i < inputs; ++i)
+    ASSERT_NEAR(gotDx[i], dx[i], 1e-4) << "input gradient " << i;
+  for (int64_t i = 0; i < filters; ++i)
+    ASSERT_NEAR(gotDw[i], dw[i], 1e-3) << "filter gradient " << i;
+}
+
+// Mixed precision (TPRT_CONV_BF16): bf16 operands, f32 results, against
+// the loops on the same bf16 values (each product exact in f32).
+TEST_P(Convolution, Bf16OperandsMatchLoops) {
+  const ConvCase &k = GetParam();
+  int64_t inputs = k.n * k.c, filters = k.m * (k.c / k.group) * windows;
+  for (int64_t s : k.spatial)
+    inputs *= s;
+  int64_t results = k.n * k.m * outputs;
+  auto bf16 = [](std::vector<float> v, std::vector<uint16_t> &bits) {
+    for (float &x : v) {
+      bits.push_back(tprt::floatToBf16(x));
+      x = tprt::bf16ToFloat(bits.back());
+    }
+    return v;
+  };
+  std::vector<uint16_t> xb, wb, gb;
+  std::vector<float> x = bf16(randomData(inputs, 1), xb),
+                     w = bf16(randomData(filters, 2), wb),
+                     g = bf16(randomData(results, 3), gb);
+  std::vector<double> y(results), dx(inputs), dw(filters);
+  forEachProduct([&](int64_t xi, int64_t wi, int64_t yi) {
+    y[yi] += double(x[xi]) * w[wi];
+    dx[xi] += double(g[yi]) * w[wi];
+    dw[wi] += double(g[yi]) * x[xi];
+  });
+  std::vector<float> gotY(results, 7), gotDx(inputs, 7), gotDw(filters, 7);
+  auto addr = [](auto &v) { return int64_t(v.data()); };
+  tprt_conv(TPRT_CONV_FORWARD | TPRT_CONV_BF16, addr(xb), addr(wb), addr(gotY),
+            addr(shape));
+  tprt_conv(TPRT_CONV_INPUT_GRAD | TPRT_CONV_BF16, addr(gb), addr(wb),
+            addr(gotDx), addr(shape));
+  tprt_conv(TPRT_CONV_FILTER_GRAD | TPRT_CONV_BF16, addr(xb), addr(gb),
+            addr(gotDw), addr(shape));
   for (int64_t i = 0; i < results; ++i)
     ASSERT_NEAR(gotY[i], y[i], 1e-4) << "output " << i;
   for (int64_t i = 0; i < inputs; ++i)

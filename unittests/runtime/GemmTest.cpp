@@ -1,5 +1,6 @@
 //===- GemmTest.cpp - tprt_sgemm on OpenBLAS, operands transposed or not --===//
 #include "GemmCase.h"
+#include "tprt/DType.h"
 
 #include <gtest/gtest.h>
 
@@ -32,6 +33,21 @@ TEST_P(Gemm, BatchedOverwrites) {
                      g.trans | TPRT_OVERWRITE);
   for (size_t i = 0; i < g.c.size(); ++i)
     EXPECT_NEAR(g.c[i], expected[i], 1e-5) << "element " << i;
+}
+
+// Mixed precision: bf16 A and B (GemmCase's values are exact in bf16:
+// multiples of 0.25 below 256), products summed into the f32 C.
+TEST_P(Gemm, Bf16IntoF32) {
+  GemmCase g(3, 4, 2, 5, GetParam());
+  std::vector<uint16_t> a, b;
+  for (float v : g.a)
+    a.push_back(tprt::floatToBf16(v));
+  for (float v : g.b)
+    b.push_back(tprt::floatToBf16(v));
+  tprt_gemm_bf16(int64_t(a.data()), int64_t(b.data()), int64_t(g.c.data()),
+                 g.batch, g.m, g.n, g.k, g.trans | TPRT_F32_PRODUCT);
+  for (size_t i = 0; i < g.c.size(); ++i)
+    EXPECT_NEAR(g.c[i], g.expected[i], 1e-5) << "element " << i;
 }
 
 INSTANTIATE_TEST_SUITE_P(Transposes, Gemm,

@@ -386,7 +386,8 @@ def TPLowerConvToDnnl : Pass<"tp-lower-conv-to-dnnl", "::mlir::ModuleOp"> {
     convolution and a constant array of its shape and attributes
     (`TPRT_CONV_*` in tprt.h). The runtime runs oneDNN's direct kernels,
     PyTorch's on the CPU. A mixed-precision one (bf16 operands, f32
-    result: tp-autocast) reads its operands widened to f32 (`tp.cast`).
+    result: tp-autocast) runs on oneDNN's bf16 kernels (`TPRT_CONV_BF16`
+    in the kind); f16 operands are widened to f32 (`tp.cast`).
     Other convs stay for tp-lower-to-linalg (im2col and a GEMM) and
     tp-expand-conv-gradients.
   }];

@@ -6,9 +6,9 @@
 // backward kernels need none of the zero-inserted, flipped and transposed
 // copies that writing a gradient as a conv takes. Each conv-family op
 // becomes one call on its operands' buffers, as tp-lower-collectives makes
-// a collective's. Mixed precision's convs (bf16 operands, f32 result) read
-// their operands widened to f32: the same products, on oneDNN's f32
-// kernels (its bf16 ones are left for later).
+// a collective's. Mixed precision's convs (bf16 operands, f32 result) run
+// on oneDNN's bf16 kernels (TPRT_CONV_BF16); f16 operands are widened to
+// f32 first.
 //
 //===----------------------------------------------------------------------===//
 #include "tp/Conversion/Passes.h"
@@ -101,7 +101,7 @@ struct TPLowerConvToDnnlPass
       Location loc = op->getLoc();
       auto buffer = [&](Value tensor) {
         auto t = cast<RankedTensorType>(tensor.getType());
-        if (isa<FloatType>(t.getElementType()) && !t.getElementType().isF32()) {
+        if (t.getElementType().isF16()) {
           t = t.clone(b.getF32Type());
           tensor = CastOp::create(b, loc, t, tensor);
         }
@@ -120,7 +120,12 @@ struct TPLowerConvToDnnlPass
           b, loc,
           MemRefType::get(resultType.getShape(), resultType.getElementType()));
       SmallVector<Value> args = {
-          arith::ConstantIntOp::create(b, loc, s.kind, 32),
+          arith::ConstantIntOp::create(
+              b, loc,
+              s.kind | (getElementTypeOrSelf(op->getOperand(0).getType()).isBF16()
+                            ? TPRT_CONV_BF16
+                            : 0),
+              32),
           buffer(op->getOperand(0)), buffer(op->getOperand(1)),
           bufferAddress(b, loc, out),
           buffer(shape)};

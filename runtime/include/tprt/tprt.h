@@ -98,6 +98,10 @@ enum {
   TPRT_CONV_INPUT_GRAD = 1,
   TPRT_CONV_FILTER_GRAD = 2
 };
+/* Or'd into `kind`: a and b are bf16, out is f32 (mixed precision; on a CPU
+ * without oneDNN's bf16 kernels a and b are widened and the f32
+ * convolution runs, which stderr says once). */
+enum { TPRT_CONV_BF16 = 8 };
 enum {
   TPRT_CONV_RANK = 0,
   TPRT_CONV_GROUP = 1,

@@ -56,16 +56,24 @@ func.func @left_for_linalg(%x: tensor<1x1x3x3x3x3xf32>, %w: tensor<1x1x2x2x2x2xf
   return %y, %z : tensor<1x1x2x2x2x2xf32>, tensor<1x2x2x2xf16>
 }
 
-// Mixed precision (tp-autocast): bf16 operands, an f32 result: the operands
-// are widened to f32 and the call is the f32 one.
+// Mixed precision (tp-autocast): bf16 operands and an f32 result call the
+// bf16 convolution (TPRT_CONV_BF16 = 8 in the kind: 8, 9, 10); f16 ones are
+// widened to f32 for the f32 call.
 // CHECK-LABEL: func.func @mixed_precision
-// CHECK-DAG: %[[X:.*]] = tp.cast %arg0 : tensor<1x3x8x8xbf16> -> tensor<1x3x8x8xf32>
-// CHECK-DAG: %[[W:.*]] = tp.cast %arg1 : tensor<4x3x3x3xbf16> -> tensor<4x3x3x3xf32>
+// CHECK: call @tprt_conv(%c8_i32,
+// CHECK: call @tprt_conv(%c9_i32,
+// CHECK: call @tprt_conv(%c10_i32,
+// CHECK-DAG: %[[X:.*]] = tp.cast %arg4 : tensor<1x3x8x8xf16> -> tensor<1x3x8x8xf32>
+// CHECK-DAG: %[[W:.*]] = tp.cast %arg5 : tensor<4x3x3x3xf16> -> tensor<4x3x3x3xf32>
 // CHECK-DAG: bufferization.to_buffer %[[X]]
 // CHECK-DAG: bufferization.to_buffer %[[W]]
 // CHECK: call @tprt_conv(%c0_i32,
 // CHECK-NOT: tp.conv
-func.func @mixed_precision(%x: tensor<1x3x8x8xbf16>, %w: tensor<4x3x3x3xbf16>) -> tensor<1x4x8x8xf32> {
+func.func @mixed_precision(%x: tensor<1x3x8x8xbf16>, %w: tensor<4x3x3x3xbf16>, %g: tensor<1x4x8x8xbf16>, %xb: tensor<1x3x8x8xbf16>,
+                           %h: tensor<1x3x8x8xf16>, %hw: tensor<4x3x3x3xf16>) -> (tensor<1x4x8x8xf32>, tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>, tensor<1x4x8x8xf32>) {
   %y = tp.conv %x, %w {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, group = 1 : i64} : tensor<1x3x8x8xbf16>, tensor<4x3x3x3xbf16> -> tensor<1x4x8x8xf32>
-  return %y : tensor<1x4x8x8xf32>
+  %dx = tp.conv_input_grad %g, %w {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, group = 1 : i64} : tensor<1x4x8x8xbf16>, tensor<4x3x3x3xbf16> -> tensor<1x3x8x8xf32>
+  %dw = tp.conv_filter_grad %xb, %g {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, group = 1 : i64} : tensor<1x3x8x8xbf16>, tensor<1x4x8x8xbf16> -> tensor<4x3x3x3xf32>
+  %yh = tp.conv %h, %hw {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, group = 1 : i64} : tensor<1x3x8x8xf16>, tensor<4x3x3x3xf16> -> tensor<1x4x8x8xf32>
+  return %y, %dx, %dw, %yh : tensor<1x4x8x8xf32>, tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>, tensor<1x4x8x8xf32>
 }

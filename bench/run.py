@@ -341,7 +341,8 @@ def write_markdown(args, lines):
 
 # The sections of docs/Performance.md other scripts write.
 SECTIONS = {"compile": "bench/compile.py", "cnn": "bench/cnn.py",
-            "pipeline": "bench/pipeline.py", "trace": "bench/trace.py"}
+            "pipeline": "bench/pipeline.py", "trace": "bench/trace.py",
+            "mixed-precision": "bench/mixed_precision.py"}
 
 
 def section_markers(name):

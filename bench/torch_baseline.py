@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """PyTorch eager baselines for bench/run.py, on the same model and cores.
 
-usage: torch_baseline.py <single|checkpoint|megatron> layers hidden heads ffn batch seq repeat threads
+usage: torch_baseline.py <single|checkpoint|autocast|megatron> layers hidden heads ffn batch seq repeat threads
 Prints one JSON object: best forward and train-step seconds (train step:
 forward, mean(y^2), backward, plain SGD update, like tp's --train), the
 process's peak resident memory after the forwards and after the training
@@ -10,6 +10,10 @@ difference from the single-process model (megatron).
 
 checkpoint: the training step with torch.utils.checkpoint around each layer
 (the baseline for tp-compile --recompute 'layers.*').
+
+autocast: forward and training step under torch.autocast("cpu",
+dtype=torch.bfloat16), fp32 weights and updates (the baseline for
+tp-compile --precision bf16).
 
 megatron: 2 processes on gloo, each with `threads` threads, running
 Megatron's tensor-parallel layers written by hand (bench/transformer.py's
@@ -48,15 +52,21 @@ def checkpointed(model):
     return run
 
 
-def measure(model, x, repeat, checkpoint=False):
+def measure(model, x, repeat, checkpoint=False, autocast=False):
     """Best forward and train-step seconds, and the peak resident MiB after
-    the forwards and after the training steps."""
+    the forwards and after the training steps. With autocast, each forward
+    runs in its own torch.autocast region, as a training loop writes it
+    (the region's cast of a weight is reused until it ends)."""
+    def cast():
+        return torch.autocast("cpu", dtype=torch.bfloat16, enabled=autocast)
     with torch.no_grad():
-        model(x)  # warm-up
+        with cast():
+            model(x)  # warm-up
         fwd = []
         for _ in range(repeat):
             t = time.perf_counter()
-            y = model(x)
+            with cast():
+                y = model(x).float()
             fwd.append(time.perf_counter() - t)
     fwd_peak = peak_mib()
     params = list(model.parameters())
@@ -64,7 +74,8 @@ def measure(model, x, repeat, checkpoint=False):
     train = []
     for _ in range(repeat):
         t = time.perf_counter()
-        out = step(x)
+        with cast():
+            out = step(x).float()
         loss = (out * out).mean()
         grads = torch.autograd.grad(loss, params)
         with torch.no_grad():
@@ -82,9 +93,9 @@ def main():
     w = transformer.weights(layers, hidden, ffn)
     x = torch.from_numpy(np.random.default_rng(1).standard_normal(
         (batch, seq, hidden)).astype(np.float32))
-    if mode in ("single", "checkpoint"):
+    if mode in ("single", "checkpoint", "autocast"):
         result, _ = measure(transformer.torch_model(w, layers, hidden, heads, ffn), x, repeat,
-                            checkpoint=mode == "checkpoint")
+                            checkpoint=mode == "checkpoint", autocast=mode == "autocast")
         print(json.dumps(result))
         return
     import torch.distributed as dist

@@ -14,6 +14,8 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 
+#include <functional>
+
 namespace mlir::tp {
 #define GEN_PASS_DEF_TPAUTOCAST
 #include "tp/Plan/Passes.h.inc"
@@ -44,18 +46,35 @@ struct TPAutocastPass : tp::impl::TPAutocastBase<TPAutocastPass> {
     Type bf16 = b.getBF16Type();
     getOperation().walk([&](func::FuncOp func) {
       DenseMap<Value, Value> rounded;
+      SmallVector<Operation *> bypassed;
       // The value's bf16 copy, made right after its definition (at the
       // function's start for an argument) and named after its first reader.
-      auto roundedOf = [&](Value v, Location reader) {
-        Value &r = rounded[v];
-        if (r)
+      // A transpose or reshape moves the copy instead: rounded before it,
+      // a weight's [out, in] transpose stays a GEMM flag (no transposed
+      // copy), and an activation's moves half the bytes.
+      std::function<Value(Value, Location)> roundedOf = [&](Value v,
+                                                           Location reader) {
+        if (Value r = rounded.lookup(v))
           return r;
-        if (Operation *def = v.getDefiningOp())
-          b.setInsertionPointAfter(def);
-        else
-          b.setInsertionPointToStart(cast<BlockArgument>(v).getOwner());
         auto t = cast<RankedTensorType>(v.getType());
-        r = CastOp::create(b, reader, t.clone(bf16), v);
+        Operation *def = v.getDefiningOp();
+        Value r;
+        if (def && isa<TransposeOp, ReshapeOp>(def)) {
+          bypassed.push_back(def);
+          Value in = roundedOf(def->getOperand(0), reader);
+          b.setInsertionPointAfter(def);
+          Operation *moved = b.clone(*def);
+          moved->setOperand(0, in);
+          moved->getResult(0).setType(t.clone(bf16));
+          r = moved->getResult(0);
+        } else {
+          if (def)
+            b.setInsertionPointAfter(def);
+          else
+            b.setInsertionPointToStart(cast<BlockArgument>(v).getOwner());
+          r = CastOp::create(b, reader, t.clone(bf16), v);
+        }
+        rounded[v] = r;
         return r;
       };
       func.walk([&](Operation *op) {
@@ -65,6 +84,11 @@ struct TPAutocastPass : tp::impl::TPAutocastBase<TPAutocastPass> {
         for (OpOperand &operand : op->getOpOperands())
           operand.set(roundedOf(operand.get(), op->getLoc()));
       });
+      // The f32 transposes and reshapes nothing reads any more (a chain's
+      // last first).
+      for (Operation *op : llvm::reverse(bypassed))
+        if (op->use_empty())
+          op->erase();
     });
   }
 };

@@ -11,6 +11,8 @@
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
 
+#include <map>
+
 using namespace mlir;
 using namespace mlir::tp;
 
@@ -154,6 +156,32 @@ struct Recomputation {
 };
 
 /// Both marks' figures in one walk of `func`.
+/// The bytes a training step keeps from its forward pass for its backward
+/// pass: values computed before the backward pass (not recomputed in it)
+/// that a backward op reads, by element type ("f32", "bf16", ...).
+static std::map<std::string, int64_t> keptForBackward(func::FuncOp func) {
+  std::map<std::string, int64_t> kept;
+  auto inBackward = [](Operation *op) {
+    return hasTag(op->getLoc(), "backward") ||
+           hasTag(op->getLoc(), "recompute") ||
+           op->hasAttr("tp.rematerialized");
+  };
+  func.walk([&](Operation *op) {
+    if (inBackward(op) || hasTag(op->getLoc(), "update"))
+      return;
+    for (Value r : op->getResults()) {
+      auto t = dyn_cast<RankedTensorType>(r.getType());
+      if (!t || !llvm::any_of(r.getUsers(), inBackward))
+        continue;
+      std::string name;
+      llvm::raw_string_ostream os(name);
+      os << t.getElementType();
+      kept[name] += bytesOf(t);
+    }
+  });
+  return kept;
+}
+
 static std::pair<Recomputation, Recomputation>
 recomputationsOf(func::FuncOp func) {
   std::pair<Recomputation, Recomputation> both;
@@ -320,6 +348,16 @@ void tp::printCollectiveReport(ModuleOp module, llvm::raw_ostream &os,
         if (isa<RankedTensorType>(r.getType()))
           activations += bytesOf(r.getType());
     });
+    std::map<std::string, int64_t> kept = keptForBackward(func);
+    int64_t keptTotal = 0;
+    std::string keptByType;
+    llvm::json::Object keptJson;
+    for (auto &[type, bytes] : kept) {
+      keptTotal += bytes;
+      keptByType += (keptByType.empty() ? "" : ", ") + type + " " +
+                    std::to_string(bytes);
+      keptJson[type] = bytes;
+    }
     auto recomputed =
         module->getAttrOfType<ArrayAttr>("tp.recomputed_modules");
     auto [recomputation, remat] = recomputationsOf(func);
@@ -356,7 +394,9 @@ void tp::printCollectiveReport(ModuleOp module, llvm::raw_ostream &os,
           {"real_param_bytes_per_rank",
            paddedParams ? llvm::json::Value(llvm::json::Array(realParams))
                         : llvm::json::Value(nullptr)},
-          {"activation_bytes_per_device", activations}});
+          {"activation_bytes_per_device", activations},
+          {"kept_for_backward_bytes_per_device", keptTotal},
+          {"kept_for_backward_by_dtype", std::move(keptJson)}});
       if (recomputed)
         funcs.back().getAsObject()->try_emplace(
             "recompute",
@@ -400,6 +440,9 @@ void tp::printCollectiveReport(ModuleOp module, llvm::raw_ostream &os,
     os << llvm::format("  memory per device: parameters %lld bytes, "
                        "activations %lld bytes (no reuse)\n",
                        (long long)params, (long long)activations);
+    if (keptTotal)
+      os << "  kept for the backward pass per device: " << keptTotal
+         << " bytes (" << keptByType << ")\n";
     if (paddedParams)
       os << "  parameter bytes: " << perRank(realParams, params) << "\n";
     if (recomputed)

@@ -17,10 +17,12 @@
 // CHECK-DAG: %[[XH:.*]] = tp.cast %[[X]] : tensor<2x8x16xf32> -> tensor<2x8x16xbf16>
 // CHECK: %[[Q:.*]] = tp.matmul %[[XH]], %[[W1H]] : tensor<2x8x16xbf16>, tensor<16x16xbf16> -> tensor<2x8x16xf32>
 // CHECK: %[[K:.*]] = tp.matmul %[[XH]], %[[W2H]] : tensor<2x8x16xbf16>, tensor<16x16xbf16> -> tensor<2x8x16xf32>
-// CHECK: %[[QB:.*]] = tp.add %[[Q]], %[[B]] : tensor<2x8x16xf32>, tensor<16xf32>
+// A transpose (or reshape) is rounded before, not after: k is rounded and
+// the transpose moves bf16 (the f32 one goes).
+// CHECK-NEXT: %[[KH:.*]] = tp.cast %[[K]] : tensor<2x8x16xf32> -> tensor<2x8x16xbf16>
+// CHECK-NEXT: %[[QB:.*]] = tp.add %[[Q]], %[[B]] : tensor<2x8x16xf32>, tensor<16xf32>
 // CHECK-NEXT: %[[QBH:.*]] = tp.cast %[[QB]] : tensor<2x8x16xf32> -> tensor<2x8x16xbf16>
-// CHECK-NEXT: %[[KT:.*]] = tp.transpose %[[K]]
-// CHECK-NEXT: %[[KTH:.*]] = tp.cast %[[KT]] : tensor<2x16x8xf32> -> tensor<2x16x8xbf16>
+// CHECK-NEXT: %[[KTH:.*]] = tp.transpose %[[KH]] {perm = array<i64: 0, 2, 1>} : tensor<2x8x16xbf16> -> tensor<2x16x8xbf16>
 // CHECK-NEXT: %[[S:.*]] = tp.matmul %[[QBH]], %[[KTH]] : tensor<2x8x16xbf16>, tensor<2x16x8xbf16> -> tensor<2x8x8xf32>
 // CHECK-NEXT: tp.softmax %[[S]] {axis = 2 : i64} : tensor<2x8x8xf32>
 // CHECK-NEXT: return
@@ -52,4 +54,24 @@ func.func @conv_and_others(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>, %a:
   %h = tp.matmul %a, %b : tensor<2x3xbf16>, tensor<3x4xbf16> -> tensor<2x4xbf16>
   %n = tp.matmul %i, %j : tensor<2x3xi32>, tensor<3x4xi32> -> tensor<2x4xi32>
   return %y, %h, %n : tensor<1x4x8x8xf32>, tensor<2x4xbf16>, tensor<2x4xi32>
+}
+
+// -----
+
+// A Linear's [out, in] weight read through a transpose and the input
+// through a reshape: both rounded at their source, so the transpose stays
+// a GEMM flag on the bf16 copy.
+// CHECK-LABEL: func.func @linear_weight_transposed
+// CHECK-DAG: %[[WH:.*]] = tp.cast %arg1 : tensor<32x16xf32> -> tensor<32x16xbf16>
+// CHECK-DAG: %[[XH:.*]] = tp.cast %arg0 : tensor<2x8x16xf32> -> tensor<2x8x16xbf16>
+// CHECK-DAG: %[[WT:.*]] = tp.transpose %[[WH]] {perm = array<i64: 1, 0>} : tensor<32x16xbf16> -> tensor<16x32xbf16>
+// CHECK-DAG: %[[X2:.*]] = tp.reshape %[[XH]] : tensor<2x8x16xbf16> -> tensor<16x16xbf16>
+// CHECK: tp.matmul %[[X2]], %[[WT]] : tensor<16x16xbf16>, tensor<16x32xbf16> -> tensor<16x32xf32>
+// CHECK-NOT: tp.transpose {{.*}}xf32>
+// CHECK-NOT: tp.reshape {{.*}}xf32>
+func.func @linear_weight_transposed(%x: tensor<2x8x16xf32>, %w: tensor<32x16xf32>) -> tensor<16x32xf32> {
+  %wt = tp.transpose %w {perm = array<i64: 1, 0>} : tensor<32x16xf32> -> tensor<16x32xf32>
+  %x2 = tp.reshape %x : tensor<2x8x16xf32> -> tensor<16x16xf32>
+  %y = tp.matmul %x2, %wt : tensor<16x16xf32>, tensor<16x32xf32> -> tensor<16x32xf32>
+  return %y : tensor<16x32xf32>
 }

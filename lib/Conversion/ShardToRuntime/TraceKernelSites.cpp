@@ -95,6 +95,7 @@ struct TPTraceKernelSitesPass
     module.walk([&](func::CallOp call) {
       if ((call.getCallee() == tp::kSgemmFn ||
            call.getCallee() == tp::kSgemmBatchedFn ||
+           call.getCallee() == tp::kGemmBf16Fn ||
            call.getCallee() == tp::kConvFn) &&
           isa<func::FuncOp>(call->getParentOp()))
         calls.push_back({call, nullptr});

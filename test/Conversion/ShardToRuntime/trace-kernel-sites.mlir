@@ -100,22 +100,24 @@ func.func @team(%a: memref<8xf32>, %threads: i32, %chunk: index) {
 // element on several iterations of a loop around it, is a reduction; one
 // that computes on data (a float compare counts) is elementwise; one that
 // only loads, selects (padding) and stores is a copy. A GEMM call is a
-// site of its own ("gemm"), a oneDNN convolution call too
+// site of its own ("gemm"; tprt_gemm_bf16 too), a oneDNN convolution call too
 // ("convolution", whatever its location), and anything the convolution
 // lowering made (its location tagged "convolution") is the convolution's.
 // RUN: tp-opt %s -split-input-file --tp-trace-kernel-sites | FileCheck %s --check-prefix=FAMILY
-// FAMILY: module attributes {tp.kernel_families = ["reduction", "reduction", "elementwise", "copy", "convolution", "gemm", "convolution", "convolution"]
-// FAMILY-SAME: tp.kernel_sites = ["/sum/ReduceSum", "/bn/BatchNormalization", "/relu/Relu_grad", "/t/Transpose", "/conv/Conv", "/fc/MatMul", "/conv/Conv", "/layer1/conv1/Conv"]
+// FAMILY: module attributes {tp.kernel_families = ["reduction", "reduction", "elementwise", "copy", "convolution", "gemm", "convolution", "gemm", "convolution"]
+// FAMILY-SAME: tp.kernel_sites = ["/sum/ReduceSum", "/bn/BatchNormalization", "/relu/Relu_grad", "/t/Transpose", "/conv/Conv", "/fc/MatMul", "/conv/Conv", "/fc2/MatMul", "/layer1/conv1/Conv"]
 // FAMILY-LABEL: func.func @families
 // FAMILY: %[[G:.*]] = arith.constant 5 : i64
 // FAMILY-NEXT: call @tprt_kernel_begin(%[[G]])
 // FAMILY-NEXT: call @tprt_sgemm(%arg0)
 // FAMILY-NEXT: call @tprt_kernel_end(%[[G]])
-// FAMILY: %[[C:.*]] = arith.constant 7 : i64
+// FAMILY: call @tprt_gemm_bf16(%arg0)
+// FAMILY: %[[C:.*]] = arith.constant 8 : i64
 // FAMILY-NEXT: call @tprt_kernel_begin(%[[C]])
 // FAMILY-NEXT: call @tprt_conv(%{{.*}})
 // FAMILY-NEXT: call @tprt_kernel_end(%[[C]])
 func.func private @tprt_sgemm(memref<8x8xf32>)
+func.func private @tprt_gemm_bf16(memref<8x8xf32>)
 func.func private @tprt_conv(i32, i64, i64, i64, i64)
 func.func private @families_loop0(%a: memref<8x8xf32>, %out: memref<8xf32>) attributes {no_inline} {
   %c0 = arith.constant 0 : index
@@ -185,6 +187,7 @@ func.func @families(%a: memref<8x8xf32>, %b: memref<8x8xf32>, %v: memref<8xf32>)
   call @families_loop3(%a, %b) : (memref<8x8xf32>, memref<8x8xf32>) -> () loc("/conv/Conv"(fused<"convolution">[unknown]))
   call @tprt_sgemm(%a) : (memref<8x8xf32>) -> () loc("/fc/MatMul")
   call @tprt_sgemm(%a) : (memref<8x8xf32>) -> () loc("/conv/Conv"(fused<"convolution">[unknown]))
+  call @tprt_gemm_bf16(%a) : (memref<8x8xf32>) -> () loc("/fc2/MatMul")
   %k = arith.constant 0 : i32
   %p = arith.constant 0 : i64
   call @tprt_conv(%k, %p, %p, %p, %p) : (i32, i64, i64, i64, i64) -> () loc("/layer1/conv1/Conv")

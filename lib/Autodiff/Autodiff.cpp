@@ -351,6 +351,11 @@ struct TPAutodiffPass : tp::impl::TPAutodiffBase<TPAutodiffPass> {
       return failure();
     if (rematerialize)
       rematerializeElementwise(step, ops, lastBeforeBackward);
+    // Mixed precision (tp-autocast marks the module): what the backward pass
+    // keeps of the forward's is bf16.
+    if (auto precision = module->getAttrOfType<StringAttr>("tp.precision");
+        precision && precision.getValue() == "bf16")
+      keepActivationsInBf16(step, ops, lastBeforeBackward);
 
     // Results: loss, gradients, updated weights, new optimizer state.
     b.setInsertionPointToEnd(entry);

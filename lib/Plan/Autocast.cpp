@@ -44,6 +44,8 @@ struct TPAutocastPass : tp::impl::TPAutocastBase<TPAutocastPass> {
     }
     OpBuilder b(&getContext());
     Type bf16 = b.getBF16Type();
+    // tp-autodiff keeps the activations of a bf16 step in bf16.
+    getOperation()->setAttr("tp.precision", b.getStringAttr(precision));
     getOperation().walk([&](func::FuncOp func) {
       DenseMap<Value, Value> rounded;
       SmallVector<Operation *> bypassed;

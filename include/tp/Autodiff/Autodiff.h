@@ -51,6 +51,12 @@ struct WeightUpdate {
 void placeUpdatesAfterGradients(ArrayRef<WeightUpdate> updates,
                                 StringRef optimizer);
 
+/// Mixed precision (KeepBf16.cpp): the f32 activations the backward pass
+/// reads are kept as bf16 copies, widened again before their first
+/// backward reader (as torch.autocast's activations are bf16).
+void keepActivationsInBf16(func::FuncOp step, ArrayRef<Operation *> forwardOps,
+                           Operation *lastBeforeBackward);
+
 /// Elementwise rematerialization (Rematerialize.cpp): forward values the
 /// backward pass reads that an elementwise op (or reshape, transpose,
 /// expand) computes from values kept anyway are recomputed before their

@@ -194,11 +194,69 @@ SmallVector<shard::AllReduceOp> firstBucket(Block &block, int64_t cap) {
   return best;
 }
 
+/// Whether `v` reaches a weight gradient the step returns (`grad_*`),
+/// through the ops between a gradient's all_reduce and its result: shape
+/// changes, slices and concatenations (a fused projection's parts), a tied
+/// weight's sum, the data-parallel mean's division, casts.
+bool feedsGradientResult(Value v, func::FuncOp func, int depth = 0) {
+  for (OpOperand &use : v.getUses()) {
+    Operation *user = use.getOwner();
+    if (isa<func::ReturnOp>(user)) {
+      auto name = func.getResultAttrOfType<StringAttr>(use.getOperandNumber(),
+                                                       "tp.output");
+      if (name && name.getValue().starts_with("grad_"))
+        return true;
+    } else if (depth < 8 &&
+               isa<ReshapeOp, SliceOp, ConcatOp, TransposeOp, AddOp, DivOp,
+                   MulOp, CastOp>(user) &&
+               feedsGradientResult(user->getResult(0), func, depth + 1)) {
+      return true;
+    }
+  }
+  return false;
+}
+
+/// DDP's bf16_compress_hook: each f32 sum all_reduce of a weight gradient
+/// moves bf16 (rounded before, widened after).
+void compressGradientAllReduces(func::FuncOp func) {
+  SmallVector<shard::AllReduceOp> gradients;
+  func.walk([&](shard::AllReduceOp op) {
+    auto type = cast<RankedTensorType>(op.getType());
+    if (type.getElementType().isF32() &&
+        op.getReduction() == shard::ReductionKind::Sum &&
+        feedsGradientResult(op.getResult(), func))
+      gradients.push_back(op);
+  });
+  for (shard::AllReduceOp op : gradients) {
+    OpBuilder b(op);
+    auto type = cast<RankedTensorType>(op.getType());
+    auto half = type.clone(b.getBF16Type());
+    Value rounded = CastOp::create(b, op.getLoc(), half, op.getInput());
+    auto reduced = shard::AllReduceOp::create(
+        b, op.getLoc(), half, op.getGridAttr(), op.getGridAxesAttr(), rounded,
+        op.getReductionAttr());
+    reduced->setDiscardableAttrs(op->getDiscardableAttrDictionary());
+    op.getResult().replaceAllUsesWith(
+        CastOp::create(b, op.getLoc(), type, reduced.getResult()));
+    op.erase();
+  }
+}
+
 struct TPBucketAllReducesPass
     : tp::impl::TPBucketAllReducesBase<TPBucketAllReducesPass> {
   using TPBucketAllReducesBase::TPBucketAllReducesBase;
 
   void runOnOperation() override {
+    if (gradReduceDtype != "f32" && gradReduceDtype != "bf16") {
+      getOperation().emitError("tp-bucket-all-reduces: grad-reduce-dtype "
+                               "must be f32 or bf16, got '")
+          << gradReduceDtype << "'";
+      return signalPassFailure();
+    }
+    if (gradReduceDtype == "bf16")
+      for (auto func : getOperation().getOps<func::FuncOp>())
+        if (!func.isExternal())
+          compressGradientAllReduces(func);
     if (bucketMb <= 0)
       return;
     int64_t cap = int64_t(bucketMb * 1024 * 1024);

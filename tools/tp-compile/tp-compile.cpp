@@ -160,6 +160,12 @@ cl::opt<std::string> precisionOpt(
              "(torch.autocast; tp-autocast); as \"precision\": \"bf16\" in a "
              "plan file"),
     cl::value_desc("f32|bf16"), cl::cat(planCategory));
+cl::opt<std::string> gradReduceDtype(
+    "grad-reduce-dtype",
+    cl::desc("Element type the data-parallel all-reduces of weight gradients "
+             "move: f32, or bf16 (half the bytes; DDP's bf16_compress_hook); "
+             "as \"grad_reduce_dtype\" in a plan file"),
+    cl::value_desc("f32|bf16"), cl::cat(planCategory));
 cl::list<std::string> inputLayouts(
     "input-layout",
     cl::desc("Layout of a graph input: name=replicate|sequence|shard(d)"),
@@ -477,6 +483,9 @@ int main(int argc, char **argv) {
     recompute = early.recompute;
     if (precisionOpt.empty())
       precisionOpt = early.precision.empty() ? "f32" : early.precision;
+    if (gradReduceDtype.empty())
+      gradReduceDtype =
+          early.gradReduceDtype.empty() ? "f32" : early.gradReduceDtype;
     recompute.insert(recompute.end(), recomputeModules.begin(),
                      recomputeModules.end());
   }
@@ -605,9 +614,15 @@ int main(int argc, char **argv) {
         })))
       return 1;
   }
-  if (precisionOpt != "f32" && precisionOpt != "bf16") {
-    llvm::errs() << "tp-compile: error: --precision must be f32 or bf16, got '"
-                 << precisionOpt << "'\n";
+  for (auto *opt : {&precisionOpt, &gradReduceDtype})
+    if (*opt != "f32" && *opt != "bf16") {
+      llvm::errs() << "tp-compile: error: --" << opt->ArgStr
+                   << " must be f32 or bf16, got '" << *opt << "'\n";
+      return 1;
+    }
+  if (gradReduceDtype == "bf16" && !train) {
+    llvm::errs() << "tp-compile: error: --grad-reduce-dtype bf16 needs "
+                    "--train: only a training step all-reduces gradients\n";
     return 1;
   }
   if (precisionOpt == "bf16") {
@@ -692,6 +707,7 @@ int main(int argc, char **argv) {
           pm.addPass(tp::createTPSplitStages());
           tp::TPBucketAllReducesOptions buckets;
           buckets.bucketMb = bucketMb;
+          buckets.gradReduceDtype = gradReduceDtype;
           pm.addPass(tp::createTPBucketAllReduces(buckets));
         })))
       return 1;

@@ -76,11 +76,16 @@ def TPBucketAllReduces : Pass<"tp-bucket-all-reduces", "::mlir::ModuleOp"> {
     and no op between them reads one of their results. A training step's
     data-parallel gradient all_reduces, read only by the optimizer, become
     as few collectives as the cap allows (PyTorch DDP's `bucket_cap_mb`,
-    25 by default); 0 turns bucketing off.
+    25 by default); 0 turns bucketing off. With `grad-reduce-dtype=bf16`
+    (DDP's bf16_compress_hook), the f32 all_reduces of weight gradients
+    (those a `grad_*` result of the step reads) move bf16: rounded before,
+    widened after, half the bytes.
   }];
   let options = [
     Option<"bucketMb", "bucket-mb", "double", "25",
            "Bucket size cap in MiB (0: no bucketing)">,
+    Option<"gradReduceDtype", "grad-reduce-dtype", "std::string", "\"f32\"",
+           "Element type weight gradients are all-reduced in: f32 or bf16">,
   ];
   let dependentDialects = ["::mlir::shard::ShardDialect"];
 }

@@ -196,8 +196,9 @@ SmallVector<shard::AllReduceOp> firstBucket(Block &block, int64_t cap) {
 
 /// Whether `v` reaches a weight gradient the step returns (`grad_*`),
 /// through the ops between a gradient's all_reduce and its result: shape
-/// changes, slices and concatenations (a fused projection's parts), a tied
-/// weight's sum, the data-parallel mean's division, casts.
+/// changes, slices and concatenations (a fused projection's parts), sums
+/// (over broadcast dims, a tied weight's two uses), the data-parallel
+/// mean's division, casts.
 bool feedsGradientResult(Value v, func::FuncOp func, int depth = 0) {
   for (OpOperand &use : v.getUses()) {
     Operation *user = use.getOwner();
@@ -207,8 +208,8 @@ bool feedsGradientResult(Value v, func::FuncOp func, int depth = 0) {
       if (name && name.getValue().starts_with("grad_"))
         return true;
     } else if (depth < 8 &&
-               isa<ReshapeOp, SliceOp, ConcatOp, TransposeOp, AddOp, DivOp,
-                   MulOp, CastOp>(user) &&
+               isa<ReshapeOp, SliceOp, ConcatOp, TransposeOp, ExpandOp,
+                   ReduceSumOp, AddOp, DivOp, MulOp, CastOp>(user) &&
                feedsGradientResult(user->getResult(0), func, depth + 1)) {
       return true;
     }

@@ -30,6 +30,23 @@ bool isF32Tensor(Value v) {
   return cast<RankedTensorType>(v.getType()).getElementType().isF32();
 }
 
+/// A weight argument read only by its bf16 copy becomes a bf16 argument.
+void storeWeightsInBf16(func::FuncOp func) {
+  Block &entry = func.getBody().front();
+  for (BlockArgument arg : entry.getArguments()) {
+    if (!func.getArgAttr(arg.getArgNumber(), "tp.param") || !arg.hasOneUse())
+      continue;
+    auto copy = dyn_cast<CastOp>(*arg.getUsers().begin());
+    if (!copy || !copy.getType().getElementType().isBF16())
+      continue;
+    arg.setType(copy.getType());
+    copy.getResult().replaceAllUsesWith(arg);
+    copy.erase();
+  }
+  func.setType(FunctionType::get(func.getContext(), entry.getArgumentTypes(),
+                                 func.getResultTypes()));
+}
+
 struct TPAutocastPass : tp::impl::TPAutocastBase<TPAutocastPass> {
   using Base::Base;
 
@@ -91,6 +108,8 @@ struct TPAutocastPass : tp::impl::TPAutocastBase<TPAutocastPass> {
       for (Operation *op : llvm::reverse(bypassed))
         if (op->use_empty())
           op->erase();
+      if (bf16Weights)
+        storeWeightsInBf16(func);
     });
   }
 };

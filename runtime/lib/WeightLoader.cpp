@@ -72,6 +72,20 @@ public:
       return Status::error("weight '" + t.name +
                            "' is not an initializer or Constant of the model");
     const onnx::TensorProto &tensor = *it->second;
+    if (t.dtype == TPRT_BF16 &&
+        tensor.data_type() == onnx::TensorProto::FLOAT) {
+      // A bf16 program's weight (tp-compile --precision bf16, forward
+      // only) from an f32 initializer: rounded as it is loaded.
+      TensorSpec f32 = t;
+      f32.dtype = TPRT_F32;
+      std::vector<float> block(t.localElements());
+      if (Status s = loadBlock(f32, mesh, rank, block.data()); !s)
+        return s;
+      auto *out = static_cast<uint16_t *>(local);
+      for (size_t i = 0; i < block.size(); ++i)
+        out[i] = floatToBf16(block[i]);
+      return Status::ok();
+    }
     size_t es = dtypeSize(t.dtype);
     if (tensor.data_location() == onnx::TensorProto::EXTERNAL) {
       ExternalDataRange range;

@@ -5,6 +5,7 @@
 // precision is an error.
 // RUN: tp-opt %s -split-input-file --tp-autocast=precision=bf16 | FileCheck %s
 // RUN: tp-opt %s -split-input-file --tp-autocast=precision=f32 | FileCheck %s --check-prefix=F32
+// RUN: tp-opt %s -split-input-file --tp-autocast="precision=bf16 bf16-weights" | FileCheck %s --check-prefix=WEIGHTS
 // RUN: not tp-opt %s -split-input-file --tp-autocast=precision=fp8 2>&1 | FileCheck %s --check-prefix=BAD
 // BAD: error: tp-autocast: precision must be f32 or bf16, got 'fp8'
 
@@ -74,4 +75,22 @@ func.func @linear_weight_transposed(%x: tensor<2x8x16xf32>, %w: tensor<32x16xf32
   %x2 = tp.reshape %x : tensor<2x8x16xf32> -> tensor<16x16xf32>
   %y = tp.matmul %x2, %wt : tensor<16x16xf32>, tensor<16x32xf32> -> tensor<16x32xf32>
   return %y : tensor<16x32xf32>
+}
+
+// -----
+
+// bf16-weights (a forward-only program): a weight read only through its
+// bf16 copy becomes a bf16 argument; the bias, read in f32, stays f32.
+// CHECK-LABEL: func.func @stored_weights
+// CHECK-SAME: %arg1: tensor<32x16xf32> {tp.param = "fc.weight"}
+// WEIGHTS-LABEL: func.func @stored_weights
+// WEIGHTS-SAME: (%arg0: tensor<16x16xf32>, %arg1: tensor<32x16xbf16> {tp.param = "fc.weight"}, %arg2: tensor<32xf32> {tp.param = "fc.bias"})
+// WEIGHTS-NOT: tp.cast %arg1
+// WEIGHTS: %[[WT:.*]] = tp.transpose %arg1 {perm = array<i64: 1, 0>} : tensor<32x16xbf16> -> tensor<16x32xbf16>
+// WEIGHTS: tp.matmul %{{.*}}, %[[WT]]
+func.func @stored_weights(%x: tensor<16x16xf32>, %w: tensor<32x16xf32> {tp.param = "fc.weight"}, %b: tensor<32xf32> {tp.param = "fc.bias"}) -> tensor<16x32xf32> {
+  %wt = tp.transpose %w {perm = array<i64: 1, 0>} : tensor<32x16xf32> -> tensor<16x32xf32>
+  %y = tp.matmul %x, %wt : tensor<16x16xf32>, tensor<16x32xf32> -> tensor<16x32xf32>
+  %z = tp.add %y, %b : tensor<16x32xf32>, tensor<32xf32> -> tensor<16x32xf32>
+  return %z : tensor<16x32xf32>
 }

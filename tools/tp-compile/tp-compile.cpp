@@ -629,6 +629,8 @@ int main(int argc, char **argv) {
     // On the forward graph: tp-autodiff differentiates through its casts.
     tp::TPAutocastOptions autocast;
     autocast.precision = precisionOpt;
+    // Without an optimizer there are no f32 master weights to keep.
+    autocast.bf16Weights = !train;
     if (failed(runPasses([&](PassManager &pm) {
           pm.addPass(tp::createTPAutocast(autocast));
         })))

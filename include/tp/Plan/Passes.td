@@ -107,12 +107,18 @@ def TPAutocast : Pass<"tp-autocast", "::mlir::ModuleOp"> {
     differentiates through the casts: the matmuls of the backward pass take
     bf16 operands too, the values the backward pass keeps for them are the
     bf16 copies (half the bytes), and weight gradients are summed in f32.
-    `precision=f32` (the default) leaves the graph as it is. Example:
-    `tp-autocast{precision=bf16}`.
+    `precision=f32` (the default) leaves the graph as it is. With
+    `bf16-weights` (a forward-only program: no optimizer needs f32 master
+    weights), a weight read only through its bf16 copy becomes a bf16
+    argument, which the runtime rounds once when it loads the weights:
+    half the bytes. Example: `tp-autocast{precision=bf16 bf16-weights}`.
   }];
   let options = [
     Option<"precision", "precision", "std::string", "\"f32\"",
            "f32 (nothing changes) or bf16">,
+    Option<"bf16Weights", "bf16-weights", "bool", "false",
+           "Weights read only by products become bf16 arguments "
+           "(forward-only programs)">,
   ];
 }
 

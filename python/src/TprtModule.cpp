@@ -66,6 +66,9 @@ py::dtype numpyDtype(int32_t dtype) {
   case TPRT_I16: return py::dtype("int16");
   case TPRT_I8: return py::dtype("int8");
   case TPRT_BOOL: return py::dtype("bool");
+  // numpy has no bfloat16: a bf16 tensor is its bit patterns as uint16
+  // (tp-run's .npy convention); tp.module converts torch.bfloat16.
+  case TPRT_BF16: return py::dtype("uint16");
   default:
     throw Error(std::string("the program has a ") + dtypeName(dtype) +
                 " tensor, which numpy has no dtype for");
@@ -207,12 +210,15 @@ public:
     const std::vector<int64_t> &want =
         t.onnxShape.empty() ? t.shape : t.onnxShape;
     int32_t dtype = runtimeDtype(array.dtype());
+    if (array.dtype().equal(py::dtype("uint16")))
+      dtype = TPRT_BF16; // bf16 bit patterns (tp takes no other uint16)
     std::string what = t.kind == "input" ? "input" : "weight";
     if (dtype < 0)
       throw Error(what + " '" + name + "': numpy dtype " +
                   std::string(py::str(array.dtype())) +
                   " is not a dtype tp takes (f32, f64, f16, i64, i32, i16, "
-                  "i8, bool); the program expects " + shapeText(want) + " " +
+                  "i8, bool; uint16 as bf16 bits); the program expects " +
+                  shapeText(want) + " " +
                   dtypeName(t.dtype));
     if (shape != want || dtype != t.dtype)
       throw Error(what + " '" + name + "': expected " + shapeText(want) + " " +

@@ -34,8 +34,10 @@ def to_numpy(value, what):
     torch = sys.modules.get("torch")
     if torch is not None and isinstance(value, torch.Tensor):
         if value.dtype == torch.bfloat16:
-            raise Error("%s: torch.bfloat16 has no numpy dtype; give float32"
-                        % what)
+            # numpy has no bfloat16: its bit patterns, as uint16 (what the
+            # runtime reads for a bf16 tensor).
+            return value.detach().cpu().view(torch.int16).numpy().view(
+                np.uint16), True
         return value.detach().cpu().numpy(), True
     if isinstance(value, np.ndarray):
         return value, False
@@ -85,6 +87,9 @@ class Program:
     def _output(self, array, as_torch):
         if as_torch:
             import torch
+            if array.dtype == np.uint16:  # a bf16 tensor's bit patterns
+                return torch.from_numpy(array.view(np.int16)).view(
+                    torch.bfloat16)
             return torch.from_numpy(array)
         return array
 
@@ -176,7 +181,8 @@ class CompiledModule:
     """
 
     def __init__(self, source, mesh, entries, data_parallel, backend,
-                 workdir, timeout, shapes, seed=0, trace=None):
+                 workdir, timeout, shapes, seed=0, trace=None,
+                 precision="f32"):
         self._torch_module = None if isinstance(source, (str, os.PathLike)) \
             else source
         self._source_path = None if self._torch_module is not None \
@@ -200,6 +206,7 @@ class CompiledModule:
             ([], [], []) if self._torch_module is None \
             else train_mode_modules(self._torch_module)
         self.seed = seed
+        self.precision = precision
         self.trace = os.path.abspath(trace) if trace else None
         # Held through every call that reads or writes the ranks' buffers
         # (one_call_at_a_time); reentrant, as compiling and syncing nest.
@@ -296,7 +303,11 @@ class CompiledModule:
         key = tuple(flags)
         program = self._forwards.get(key)
         if program is None:
-            program = self.compile_program("forward", flags, example_inputs)
+            # The forward shares its weights with the training steps: f32.
+            precision = ["--precision=bf16", "--keep-f32-weights"] \
+                if self.precision == "bf16" else []
+            program = self.compile_program("forward", flags + precision,
+                                           example_inputs)
             self.announce_dropout()
             if self._forward is None and (self._batchnorm or self._dropout):
                 # The module's own values: a training-mode export ran the
@@ -378,7 +389,7 @@ class CompiledModule:
 def parallelize_module(module, device_mesh, parallelize_plan=None, *,
                        example_inputs=None, data_parallel=None, backend=None,
                        workdir=None, timeout=60.0, shapes=None, seed=0,
-                       trace=None):
+                       trace=None, precision="f32"):
     """Compiles `module` for `device_mesh` with `parallelize_plan`
     ({module name: style}) and returns a CompiledModule.
 
@@ -394,6 +405,10 @@ def parallelize_module(module, device_mesh, parallelize_plan=None, *,
       same seed gives the same masks on any mesh (tp.dropout_mask).
     trace: a file to write the forward calls' timeline to (tp-run --trace's
       Chrome trace; rewritten after each call).
+    precision: "f32", or "bf16" (torch.autocast's mixed precision: matmuls
+      and convolutions on bf16 operands summed in f32, everything else and
+      the weights f32; tp-compile --precision bf16). Training steps of the
+      module use it too unless train_step says otherwise.
     """
     if not isinstance(device_mesh, DeviceMesh):
         raise Error("device_mesh: give a tp.DeviceMesh (e.g. "
@@ -410,11 +425,13 @@ def parallelize_module(module, device_mesh, parallelize_plan=None, *,
     if data_parallel is not None and data_parallel not in device_mesh.axes:
         raise Error("data_parallel='%s' is not an axis of the mesh %s"
                     % (data_parallel, device_mesh))
+    if precision not in ("f32", "bf16"):
+        raise Error("precision='%s': f32 or bf16" % precision)
     entries = plan_entries(parallelize_plan or {})
     backend = ranks.check_backend(backend)
     compiled = CompiledModule(module, device_mesh, entries, data_parallel,
                               backend, workdir, timeout, shapes, int(seed),
-                              trace)
+                              trace, precision)
     if example_inputs is not None or compiled._source_path:
         if not isinstance(example_inputs, (tuple, type(None))):
             example_inputs = (example_inputs,)

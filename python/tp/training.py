@@ -44,7 +44,8 @@ class TrainStep:
     """
 
     def __init__(self, module, loss, optimizer, labels, frozen, bucket_mb,
-                 recompute, loss_options=(), trace=None):
+                 recompute, loss_options=(), trace=None, precision="f32",
+                 grad_reduce_dtype="f32"):
         self.module = module
         self.trace = os.path.abspath(trace) if trace else None
         self.loss = loss
@@ -58,6 +59,8 @@ class TrainStep:
         flags += ["--recompute=" + m for m in recompute]
         if bucket_mb is not None:
             flags.append("--bucket-mb=%r" % bucket_mb)
+        flags += ["--precision=" + precision,
+                  "--grad-reduce-dtype=" + grad_reduce_dtype]
         self._flags = flags
         self._program = None
         # The module's lock: its forward and this step share the weights.
@@ -171,7 +174,8 @@ class TrainStep:
 
 def train_step(module, loss="mse", optimizer=None, *, labels=None,
                frozen=(), bucket_mb=None, recompute=(), ignore_index=-100,
-               reduction="mean", label_smoothing=0.0, trace=None):
+               reduction="mean", label_smoothing=0.0, trace=None,
+               precision=None, grad_reduce_dtype="f32"):
     """Compiles the training step of a compiled module (tp-autodiff: loss,
     every gradient, the optimizer's update).
 
@@ -194,6 +198,11 @@ def train_step(module, loss="mse", optimizer=None, *, labels=None,
     trace: a file to write the steps' timeline to (tp-run --trace's Chrome
       trace: kernels, GEMMs, collectives per rank; rewritten after each
       step).
+    precision: "f32" or "bf16" (mixed precision, as torch.autocast: bf16
+      products, f32 master weights and optimizer); default: the module's
+      (parallelize_module's precision=).
+    grad_reduce_dtype: "f32", or "bf16": the data-parallel gradient
+      all-reduces move bf16 (DDP's bf16_compress_hook).
     """
     if not isinstance(module, CompiledModule):
         raise Error("train_step takes what tp.parallelize_module returned, "
@@ -211,6 +220,12 @@ def train_step(module, loss="mse", optimizer=None, *, labels=None,
                     % type(optimizer).__name__)
     if isinstance(recompute, str):
         recompute = [recompute]
+    if precision is None:
+        precision = module.precision
+    for name, value in (("precision", precision),
+                        ("grad_reduce_dtype", grad_reduce_dtype)):
+        if value not in ("f32", "bf16"):
+            raise Error("%s='%s': f32 or bf16" % (name, value))
     loss_options = []
     if loss == "cross_entropy":
         if reduction not in ("mean", "sum"):
@@ -226,4 +241,5 @@ def train_step(module, loss="mse", optimizer=None, *, labels=None,
         raise Error("ignore_index, reduction and label_smoothing go with "
                     "loss='cross_entropy'")
     return TrainStep(module, loss, optimizer, labels, list(frozen), bucket_mb,
-                     list(recompute), loss_options, trace)
+                     list(recompute), loss_options, trace, precision,
+                     grad_reduce_dtype)

@@ -160,6 +160,13 @@ cl::opt<std::string> precisionOpt(
              "(torch.autocast; tp-autocast); as \"precision\": \"bf16\" in a "
              "plan file"),
     cl::value_desc("f32|bf16"), cl::cat(planCategory));
+cl::opt<bool> keepF32Weights(
+    "keep-f32-weights",
+    cl::desc("With --precision bf16 and no --train: keep the weights f32 "
+             "rather than storing the ones products read as bf16 (the Python "
+             "package does: a module's forward shares its weights with its "
+             "training step)"),
+    cl::cat(planCategory));
 cl::opt<std::string> gradReduceDtype(
     "grad-reduce-dtype",
     cl::desc("Element type the data-parallel all-reduces of weight gradients "
@@ -630,7 +637,7 @@ int main(int argc, char **argv) {
     tp::TPAutocastOptions autocast;
     autocast.precision = precisionOpt;
     // Without an optimizer there are no f32 master weights to keep.
-    autocast.bf16Weights = !train;
+    autocast.bf16Weights = !train && !keepF32Weights;
     if (failed(runPasses([&](PassManager &pm) {
           pm.addPass(tp::createTPAutocast(autocast));
         })))

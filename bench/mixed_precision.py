@@ -96,9 +96,9 @@ def main():
             f"{span(lambda m: m[('tp', kind, 'bf16')][0] / m[('torch', kind, 'bf16')][0])} | "
             f"{first[('tp', kind, 'bf16')][1]:.0f} / {first[('torch', kind, 'bf16')][1]:.0f} "
             f"({span(lambda m: m[('tp', kind, 'bf16')][1] / m[('torch', kind, 'bf16')][1])}) |")
-    act32 = reports[("train", "f32")]["activation_bytes_per_device"]
-    act16 = reports[("train", "bf16")]["activation_bytes_per_device"]
-    lines += ["", f"Activation bytes of the training step (tp-compile --report): fp32 "
+    act32 = reports[("train", "f32")]["kept_for_backward_bytes_per_device"]
+    act16 = reports[("train", "bf16")]["kept_for_backward_bytes_per_device"]
+    lines += ["", f"Activations the training step keeps for its backward pass (tp-compile --report): fp32 "
               f"{act32:,}, bf16 {act16:,} ({act16 / act32:.2f} of fp32)."]
     print("\n".join(lines))
     if args.markdown:

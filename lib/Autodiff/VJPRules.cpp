@@ -279,6 +279,26 @@ LogicalResult layerNormRule(Operation *op, Grad &gb, Value g,
   return success();
 }
 
+/// `g` before it was rounded from `wide` elements: the cast's input, or
+/// the same transposes and reshapes applied to it; null if `g` was not
+/// rounded so.
+Value beforeRounding(Grad &gb, Value g, Type wide) {
+  Operation *def = g.getDefiningOp();
+  if (auto rounded = dyn_cast_or_null<CastOp>(def))
+    return getElementTypeOrSelf(rounded.getInput()) == wide
+               ? rounded.getInput()
+               : Value();
+  if (!isa_and_nonnull<TransposeOp, ReshapeOp>(def))
+    return Value();
+  Value in = beforeRounding(gb, def->getOperand(0), wide);
+  if (!in)
+    return Value();
+  Operation *moved = gb.b.clone(*def);
+  moved->setOperand(0, in);
+  moved->getResult(0).setType(gb.typeOf(g).clone(wide));
+  return moved->getResult(0);
+}
+
 LogicalResult castRule(Operation *op, Grad &gb, Value g,
                        SmallVectorImpl<Value> &grads) {
   Type from = cast<RankedTensorType>(op->getOperand(0).getType()).getElementType();
@@ -287,12 +307,12 @@ LogicalResult castRule(Operation *op, Grad &gb, Value g,
     return success();
   }
   // The gradient of a narrowing cast (an autocast operand) that was itself
-  // rounded from the source's type: the value before the rounding.
-  if (auto rounded = g.getDefiningOp<CastOp>())
-    if (rounded.getInput().getType() == op->getOperand(0).getType()) {
-      grads.push_back(rounded.getInput());
-      return success();
-    }
+  // rounded from the source's type: the value before the rounding (moved
+  // by the same transposes and reshapes, as a weight's gradient is).
+  if (Value unrounded = beforeRounding(gb, g, from)) {
+    grads.push_back(unrounded);
+    return success();
+  }
   grads.push_back(CastOp::create(gb.b, gb.loc, op->getOperand(0).getType(), g));
   return success();
 }

@@ -116,10 +116,15 @@ struct ConvGrad {
                             gb.b.getI64IntegerAttr(dim));
   }
 
+  /// tp.conv of x and w; its result's element type is x's, or `result`
+  /// (f32 for mixed precision's bf16 operands).
   Value conv(Value x, Value w, ArrayRef<int64_t> resultShape,
              ArrayRef<int64_t> strides, ArrayRef<int64_t> dilations,
-             ArrayRef<int64_t> pads, int64_t group) {
-    return ConvOp::create(gb.b, gb.loc, like(x, resultShape), x, w,
+             ArrayRef<int64_t> pads, int64_t group, Type result = {}) {
+    RankedTensorType type = like(x, resultShape);
+    if (result)
+      type = type.clone(result);
+    return ConvOp::create(gb.b, gb.loc, type, x, w,
                           gb.b.getDenseI64ArrayAttr(strides),
                           gb.b.getDenseI64ArrayAttr(dilations),
                           gb.b.getDenseI64ArrayAttr(pads),

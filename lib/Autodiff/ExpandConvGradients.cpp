@@ -35,7 +35,7 @@ namespace {
 Value transposedConv(ConvGrad &cg, Value g, Value filter,
                      ArrayRef<int64_t> x, ArrayRef<int64_t> s,
                      ArrayRef<int64_t> d, ArrayRef<int64_t> pads,
-                     int64_t group) {
+                     int64_t group, Type result) {
   ArrayRef<int64_t> w = cg.gb.typeOf(filter).getShape(),
                     o = cg.gb.typeOf(g).getShape();
   int64_t r = x.size() - 2;
@@ -64,7 +64,7 @@ Value transposedConv(ConvGrad &cg, Value g, Value filter,
     resultShape.push_back(x[2 + i] + starts[2 + i] + std::max<int64_t>(-end, 0));
   }
   SmallVector<int64_t> ones(r, 1);
-  Value dx = cg.conv(gd, wt, resultShape, ones, d, convPads, group);
+  Value dx = cg.conv(gd, wt, resultShape, ones, d, convPads, group, result);
   return cg.slice(dx, starts, sizes);
 }
 
@@ -93,7 +93,8 @@ Value filterGradAsConv(ConvGrad &cg, ConvFilterGradOp op) {
     resultShape.push_back(
         (x[2 + i] + pads[i] + pads[r + i] - s[i] * (o[2 + i] - 1) - 1) / d[i] +
         1);
-  Value dw = cg.conv(xt, gt, resultShape, d, s, pads, group);
+  Value dw = cg.conv(xt, gt, resultShape, d, s, pads, group,
+                     wType.getElementType());
   SmallVector<int64_t> starts(2 + r, 0), sizes = {cPerGroup, m};
   llvm::append_range(sizes, w.drop_front(2));
   dw = cg.slice(dw, starts, sizes);
@@ -120,7 +121,8 @@ struct TPExpandConvGradientsPass
       if (auto in = dyn_cast<ConvInputGradOp>(op))
         expanded = transposedConv(
             cg, in.getOutputGrad(), in.getFilter(), cg.gb.typeOf(in).getShape(),
-            in.getStrides(), in.getDilations(), in.getPads(), in.getGroup());
+            in.getStrides(), in.getDilations(), in.getPads(), in.getGroup(),
+            cg.gb.typeOf(in).getElementType());
       else
         expanded = filterGradAsConv(cg, cast<ConvFilterGradOp>(op));
       op->getResult(0).replaceAllUsesWith(expanded);

@@ -34,3 +34,16 @@ func.func @filter_grad(%x: tensor<2x3x5x5xf32>, %g: tensor<2x4x2x2xf32>) -> tens
   %dw = tp.conv_filter_grad %x, %g {strides = array<i64: 2, 2>, dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, group = 1 : i64} : tensor<2x3x5x5xf32>, tensor<2x4x2x2xf32> -> tensor<4x3x3x3xf32>
   return %dw : tensor<4x3x3x3xf32>
 }
+
+// Mixed precision: bf16 operands, f32 gradients; the convs the gradients
+// become keep the f32 result (their operands' copies move bf16).
+// CHECK-LABEL: func.func @mixed_precision
+// CHECK: tp.conv %{{.*}}, %{{.*}} {{.*}} : tensor<2x4x7x7xbf16>, tensor<3x4x3x3xbf16> -> tensor<2x3x8x8xf32>
+// CHECK: tp.conv %{{.*}}, %{{.*}} {{.*}} : tensor<3x2x8x8xbf16>, tensor<4x2x4x4xbf16> -> tensor<3x4x4x4xf32>
+// CHECK: tp.slice %{{.*}} : tensor<3x4x4x4xf32> -> tensor<3x4x3x3xf32>
+// CHECK: tp.transpose %{{.*}} : tensor<3x4x3x3xf32> -> tensor<4x3x3x3xf32>
+func.func @mixed_precision(%x: tensor<2x3x8x8xbf16>, %w: tensor<4x3x3x3xbf16>, %g: tensor<2x4x4x4xbf16>) -> (tensor<2x3x8x8xf32>, tensor<4x3x3x3xf32>) {
+  %dx = tp.conv_input_grad %g, %w {strides = array<i64: 2, 2>, dilations = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, group = 1 : i64} : tensor<2x4x4x4xbf16>, tensor<4x3x3x3xbf16> -> tensor<2x3x8x8xf32>
+  %dw = tp.conv_filter_grad %x, %g {strides = array<i64: 2, 2>, dilations = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, group = 1 : i64} : tensor<2x3x8x8xbf16>, tensor<2x4x4x4xbf16> -> tensor<4x3x3x3xf32>
+  return %dx, %dw : tensor<2x3x8x8xf32>, tensor<4x3x3x3xf32>
+}

@@ -68,7 +68,7 @@ def test_bfloat16_tensors_in_and_out():
     # Cast rounds as PyTorch's .bfloat16() does, bit for bit.
     compiled = tp.parallelize_module(
         os.path.join(E2E_INPUTS, "bf16-io.onnxtxt"), tp.DeviceMesh({"tp": 1}))
-    x = torch.randn(2, 4) * 3
+    x = torch.randn(2, 6) * 3
     h = torch.randn(2, 4).bfloat16()
     out = compiled(x, h)
     rounded, widened, doubled = out if isinstance(out, tuple) else \

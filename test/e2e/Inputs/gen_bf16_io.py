@@ -11,9 +11,12 @@ import numpy as np
 
 
 def to_bf16_bits(x):
+    """A NaN keeps its sign and its payload's top bits, quieted (as the
+    CPU's VCVTNEPS2BF16 does; numpy's and PyTorch's canonical NaN
+    0x7FC00000 becomes 0x7FC0, as in PyTorch)."""
     bits = x.astype(np.float32).view(np.uint32).astype(np.uint64)
     rounded = (bits + 0x7FFF + ((bits >> 16) & 1)) >> 16
-    return np.where(np.isnan(x), 0x7FC0, rounded).astype(np.uint16)
+    return np.where(np.isnan(x), (bits >> 16) | 0x40, rounded).astype(np.uint16)
 
 
 def from_bf16_bits(h):
@@ -22,10 +25,12 @@ def from_bf16_bits(h):
 
 out = sys.argv[1]
 # Ties both ways (1 + 2^-8 rounds down to even, 1 + 3 * 2^-8 up), a value
-# just past a tie, infinities, a NaN, and numbers too small or too large for
-# a 7-bit mantissa.
-x = np.array([[1 + 2 ** -8, 1 + 3 * 2 ** -8, 0.48033667, -np.inf],
-              [np.inf, np.nan, 3.0e38, -1.0e-40]], np.float32)
+# just past a tie, infinities, NaNs (the canonical one, a negative one,
+# one whose payload rounding would carry into the exponent), and numbers
+# too small or too large for a 7-bit mantissa.
+nans = np.array([0xFFC00000, 0x7FFFFFFF], np.uint32).view(np.float32)
+x = np.array([[1 + 2 ** -8, 1 + 3 * 2 ** -8, 0.48033667, -np.inf, nans[0], 1.0],
+              [np.inf, np.nan, 3.0e38, -1.0e-40, nans[1], -1.0]], np.float32)
 np.save(os.path.join(out, "x.npy"), x)
 np.save(os.path.join(out, "rounded.npy"), to_bf16_bits(x))
 h = to_bf16_bits(np.array([[0.5, -2.75, 1.0e-3, 65504.0],

@@ -293,6 +293,11 @@ Value beforeRounding(Grad &gb, Value g, Type wide) {
   Value in = beforeRounding(gb, def->getOperand(0), wide);
   if (!in)
     return Value();
+  // Right after its input, as the rounded one was (a weight's gradient is
+  // computed long before the weight's cast is differentiated, at the end):
+  // a transpose next to the product it reads folds into the GEMM.
+  OpBuilder::InsertionGuard guard(gb.b);
+  gb.b.setInsertionPointAfterValue(in);
   Operation *moved = gb.b.clone(*def);
   moved->setOperand(0, in);
   moved->getResult(0).setType(gb.typeOf(g).clone(wide));

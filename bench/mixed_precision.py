@@ -20,6 +20,7 @@ for its backward pass). With --markdown, the section between the
 import argparse
 import json
 import os
+import re
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -54,7 +55,7 @@ def main():
             programs[(kind, precision)] = out
     torch_cfg = [str(v) for v in (args.layers, args.hidden, args.heads, args.ffn, args.batch,
                                   args.seq, args.repeat, cores)]
-    rounds = []
+    rounds, temporaries = [], {}
     for r in range(args.rounds):
         m = {}
         for kind in ("forward", "train"):
@@ -64,6 +65,8 @@ def main():
                     [os.path.join(args.tp_bin, "tp-run"), programs[(kind, precision)],
                      "--input", f"x={x_path}", "--repeat", str(args.repeat), "--profile"])
                 m[("tp", kind, precision)] = (bench.best_step_ms(text) / 1e3, peak)
+                temporaries[(kind, precision)] = int(
+                    re.search(r"temporaries (\d+) bytes at their peak", text).group(1))
         for mode, precision in (("single", "f32"), ("autocast", "bf16")):
             bench.log(f"round {r + 1}: PyTorch {precision}")
             res = json.loads(bench.run([sys.executable, os.path.join(HERE, "torch_baseline.py"),
@@ -84,7 +87,7 @@ def main():
              f"{cores} cores; 1 rank. Seconds are the first round's; ratios are ranges "
              f"over {args.rounds} rounds, each taken within its round.", "",
              "| step | tp fp32 | tp bf16 | PyTorch fp32 | PyTorch autocast | tp bf16 / tp fp32 "
-             "| tp bf16 / autocast | peak MiB tp bf16 / autocast |",
+             "| tp bf16 / autocast | peak MiB tp fp32 / tp bf16 / autocast |",
              "|---|---|---|---|---|---|---|---|"]
     first = rounds[0]
     for kind in ("forward", "train"):
@@ -94,12 +97,20 @@ def main():
             f"{t('torch', 'f32'):.3f} s | {t('torch', 'bf16'):.3f} s | "
             f"{span(lambda m: m[('tp', kind, 'bf16')][0] / m[('tp', kind, 'f32')][0])} | "
             f"{span(lambda m: m[('tp', kind, 'bf16')][0] / m[('torch', kind, 'bf16')][0])} | "
-            f"{first[('tp', kind, 'bf16')][1]:.0f} / {first[('torch', kind, 'bf16')][1]:.0f} "
-            f"({span(lambda m: m[('tp', kind, 'bf16')][1] / m[('torch', kind, 'bf16')][1])}) |")
+            f"{first[('tp', kind, 'f32')][1]:.0f} / {first[('tp', kind, 'bf16')][1]:.0f} / "
+            f"{first[('torch', kind, 'bf16')][1]:.0f} (bf16 / fp32 "
+            f"{span(lambda m: m[('tp', kind, 'bf16')][1] / m[('tp', kind, 'f32')][1])}, "
+            f"/ autocast "
+            f"{span(lambda m: m[('tp', kind, 'bf16')][1] / m[('torch', kind, 'bf16')][1])}) |")
     act32 = reports[("train", "f32")]["kept_for_backward_bytes_per_device"]
     act16 = reports[("train", "bf16")]["kept_for_backward_bytes_per_device"]
+    t32, t16 = temporaries[("train", "f32")], temporaries[("train", "bf16")]
     lines += ["", f"Activations the training step keeps for its backward pass (tp-compile --report): fp32 "
-              f"{act32:,}, bf16 {act16:,} ({act16 / act32:.2f} of fp32)."]
+              f"{act32:,}, bf16 {act16:,} ({act16 / act32:.2f} of fp32); the step's temporaries at "
+              f"their peak (tp-run --profile, measured by the allocator): fp32 {t32:,}, bf16 "
+              f"{t16:,} ({t16 / t32:.2f}). The process's peak (the table) also holds the "
+              "weights, gradients, the model file while it loads and the allocator's cached "
+              "blocks."]
     print("\n".join(lines))
     if args.markdown:
         bench.write_section(args.markdown, "mixed-precision", lines)

@@ -28,7 +28,7 @@ std::ostream &operator<<(std::ostream &os, const ConvCase &k) {
 }
 
 class Convolution : public testing::TestWithParam<ConvCase> {
-protected:
+public:
   std::vector<int64_t> shape = std::vector<int64_t>(TPRT_CONV_SHAPE_SIZE, 0);
   std::vector<int64_t> out;
   int64_t outputs = 1, windows = 1;
@@ -97,16 +97,31 @@ std::vector<float> randomData(size_t count, unsigned seed) {
   return v;
 }
 
-TEST_P(Convolution, ForwardAndGradientsMatchLoops) {
-  const ConvCase &k = GetParam();
-  int64_t inputs = k.n * k.c, filters = k.m * (k.c / k.group) * windows;
+/// Runs the forward and both gradients with `kind` or'd in (a and b as
+/// the values `toOperand` stores: f32, or bf16 bit patterns) on random
+/// data (rounded by `round`, which the loops then read) and checks the
+/// results against the loops.
+template <typename T>
+void expectMatchesLoops(Convolution &t, const ConvCase &k, int32_t flags,
+                        float (*round)(float), T (*toOperand)(float)) {
+  int64_t inputs = k.n * k.c,
+          filters = k.m * (k.c / k.group) * t.windows;
   for (int64_t s : k.spatial)
     inputs *= s;
-  int64_t results = k.n * k.m * outputs;
-  std::vector<float> x = randomData(inputs, 1), w = randomData(filters, 2),
-                     g = randomData(results, 3);
+  int64_t results = k.n * k.m * t.outputs;
+  auto data = [&](size_t count, unsigned seed, std::vector<T> &stored) {
+    std::vector<float> v = randomData(count, seed);
+    for (float &x : v) {
+      x = round(x);
+      stored.push_back(toOperand(x));
+    }
+    return v;
+  };
+  std::vector<T> xs, ws, gs;
+  std::vector<float> x = data(inputs, 1, xs), w = data(filters, 2, ws),
+                     g = data(results, 3, gs);
   std::vector<double> y(results), dx(inputs), dw(filters);
-  forEachProduct([&](int64_t xi, int64_t wi, int64_t yi) {
+  t.forEachProduct([&](int64_t xi, int64_t wi, int64_t yi) {
     y[yi] += double(x[xi]) * w[wi];
     dx[xi] += double(g[yi]) * w[wi];
     dw[wi] += double(g[yi]) * x[xi];
@@ -114,9 +129,12 @@ TEST_P(Convolution, ForwardAndGradientsMatchLoops) {
   // Garbage in the results: tprt_conv overwrites them.
   std::vector<float> gotY(results, 7), gotDx(inputs, 7), gotDw(filters, 7);
   auto addr = [](auto &v) { return int64_t(v.data()); };
-  tprt_conv(TPRT_CONV_FORWARD, addr(x), addr(w), addr(gotY), addr(shape));
-  tprt_conv(TPRT_CONV_INPUT_GRAD, addr(g), addr(w), addr(gotDx), addr(shape));
-  tprt_conv(TPRT_CONV_FILTER_GRAD, addr(x), addr(g), addr(gotDw), addr(shape));
+  tprt_conv(TPRT_CONV_FORWARD | flags, addr(xs), addr(ws), addr(gotY),
+            addr(t.shape));
+  tprt_conv(TPRT_CONV_INPUT_GRAD | flags, addr(gs), addr(ws), addr(gotDx),
+            addr(t.shape));
+  tprt_conv(TPRT_CONV_FILTER_GRAD | flags, addr(xs), addr(gs), addr(gotDw),
+            addr(t.shape));
   for (int64_t i = 0; i < results; ++i)
     ASSERT_NEAR(gotY[i], y[i], 1e-4) << "output " << i;
   for (int64_t i = 0; i < inputs; ++i)
@@ -125,45 +143,18 @@ TEST_P(Convolution, ForwardAndGradientsMatchLoops) {
     ASSERT_NEAR(gotDw[i], dw[i], 1e-3) << "filter gradient " << i;
 }
 
+float same(float x) { return x; }
+float roundToBf16(float x) { return tprt::bf16ToFloat(tprt::floatToBf16(x)); }
+
+TEST_P(Convolution, ForwardAndGradientsMatchLoops) {
+  expectMatchesLoops<float>(*this, GetParam(), 0, same, same);
+}
+
 // Mixed precision (TPRT_CONV_BF16): bf16 operands, f32 results, against
 // the loops on the same bf16 values (each product exact in f32).
 TEST_P(Convolution, Bf16OperandsMatchLoops) {
-  const ConvCase &k = GetParam();
-  int64_t inputs = k.n * k.c, filters = k.m * (k.c / k.group) * windows;
-  for (int64_t s : k.spatial)
-    inputs *= s;
-  int64_t results = k.n * k.m * outputs;
-  auto bf16 = [](std::vector<float> v, std::vector<uint16_t> &bits) {
-    for (float &x : v) {
-      bits.push_back(tprt::floatToBf16(x));
-      x = tprt::bf16ToFloat(bits.back());
-    }
-    return v;
-  };
-  std::vector<uint16_t> xb, wb, gb;
-  std::vector<float> x = bf16(randomData(inputs, 1), xb),
-                     w = bf16(randomData(filters, 2), wb),
-                     g = bf16(randomData(results, 3), gb);
-  std::vector<double> y(results), dx(inputs), dw(filters);
-  forEachProduct([&](int64_t xi, int64_t wi, int64_t yi) {
-    y[yi] += double(x[xi]) * w[wi];
-    dx[xi] += double(g[yi]) * w[wi];
-    dw[wi] += double(g[yi]) * x[xi];
-  });
-  std::vector<float> gotY(results, 7), gotDx(inputs, 7), gotDw(filters, 7);
-  auto addr = [](auto &v) { return int64_t(v.data()); };
-  tprt_conv(TPRT_CONV_FORWARD | TPRT_CONV_BF16, addr(xb), addr(wb), addr(gotY),
-            addr(shape));
-  tprt_conv(TPRT_CONV_INPUT_GRAD | TPRT_CONV_BF16, addr(gb), addr(wb),
-            addr(gotDx), addr(shape));
-  tprt_conv(TPRT_CONV_FILTER_GRAD | TPRT_CONV_BF16, addr(xb), addr(gb),
-            addr(gotDw), addr(shape));
-  for (int64_t i = 0; i < results; ++i)
-    ASSERT_NEAR(gotY[i], y[i], 1e-4) << "output " << i;
-  for (int64_t i = 0; i < inputs; ++i)
-    ASSERT_NEAR(gotDx[i], dx[i], 1e-4) << "input gradient " << i;
-  for (int64_t i = 0; i < filters; ++i)
-    ASSERT_NEAR(gotDw[i], dw[i], 1e-3) << "filter gradient " << i;
+  expectMatchesLoops<uint16_t>(*this, GetParam(), TPRT_CONV_BF16, roundToBf16,
+                               tprt::floatToBf16);
 }
 
 INSTANTIATE_TEST_SUITE_P(

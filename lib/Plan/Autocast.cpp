@@ -103,9 +103,9 @@ struct TPAutocastPass : tp::impl::TPAutocastBase<TPAutocastPass> {
         for (OpOperand &operand : op->getOpOperands())
           operand.set(roundedOf(operand.get(), op->getLoc()));
       });
-      // The f32 transposes and reshapes nothing reads any more (a chain's
-      // last first).
-      for (Operation *op : llvm::reverse(bypassed))
+      // The f32 transposes and reshapes nothing reads any more (recorded
+      // from a chain's last to its first, so erased in that order).
+      for (Operation *op : bypassed)
         if (op->use_empty())
           op->erase();
       if (bf16Weights)

@@ -6,7 +6,9 @@
 // RUN: tp-opt %s -split-input-file --tp-autocast=precision=bf16 | FileCheck %s
 // RUN: tp-opt %s -split-input-file --tp-autocast=precision=f32 | FileCheck %s --check-prefix=F32
 // RUN: tp-opt %s -split-input-file --tp-autocast="precision=bf16 bf16-weights" | FileCheck %s --check-prefix=WEIGHTS
+// RUN: tp-opt %s -split-input-file --tp-autocast=precision=bf16 | FileCheck %s --check-prefix=GONE
 // RUN: not tp-opt %s -split-input-file --tp-autocast=precision=fp8 2>&1 | FileCheck %s --check-prefix=BAD
+// GONE-NOT: tensor<8x2x16xf32>
 // BAD: error: tp-autocast: precision must be f32 or bf16, got 'fp8'
 
 // x is read by two matmuls (q and k, say) and rounded once; the weights are
@@ -60,19 +62,21 @@ func.func @conv_and_others(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>, %a:
 // -----
 
 // A Linear's [out, in] weight read through a transpose and the input
-// through a reshape: both rounded at their source, so the transpose stays
-// a GEMM flag on the bf16 copy.
+// through a transpose and a reshape: rounded at their source, so the
+// transpose stays a GEMM flag on the bf16 copy, and the f32 chain goes.
 // CHECK-LABEL: func.func @linear_weight_transposed
 // CHECK-DAG: %[[WH:.*]] = tp.cast %arg1 : tensor<32x16xf32> -> tensor<32x16xbf16>
 // CHECK-DAG: %[[XH:.*]] = tp.cast %arg0 : tensor<2x8x16xf32> -> tensor<2x8x16xbf16>
 // CHECK-DAG: %[[WT:.*]] = tp.transpose %[[WH]] {perm = array<i64: 1, 0>} : tensor<32x16xbf16> -> tensor<16x32xbf16>
-// CHECK-DAG: %[[X2:.*]] = tp.reshape %[[XH]] : tensor<2x8x16xbf16> -> tensor<16x16xbf16>
+// CHECK-DAG: %[[XT:.*]] = tp.transpose %[[XH]] {perm = array<i64: 1, 0, 2>} : tensor<2x8x16xbf16> -> tensor<8x2x16xbf16>
+// CHECK-DAG: %[[X2:.*]] = tp.reshape %[[XT]] : tensor<8x2x16xbf16> -> tensor<16x16xbf16>
 // CHECK: tp.matmul %[[X2]], %[[WT]] : tensor<16x16xbf16>, tensor<16x32xbf16> -> tensor<16x32xf32>
 // CHECK-NOT: tp.transpose {{.*}}xf32>
 // CHECK-NOT: tp.reshape {{.*}}xf32>
 func.func @linear_weight_transposed(%x: tensor<2x8x16xf32>, %w: tensor<32x16xf32>) -> tensor<16x32xf32> {
   %wt = tp.transpose %w {perm = array<i64: 1, 0>} : tensor<32x16xf32> -> tensor<16x32xf32>
-  %x2 = tp.reshape %x : tensor<2x8x16xf32> -> tensor<16x16xf32>
+  %xt = tp.transpose %x {perm = array<i64: 1, 0, 2>} : tensor<2x8x16xf32> -> tensor<8x2x16xf32>
+  %x2 = tp.reshape %xt : tensor<8x2x16xf32> -> tensor<16x16xf32>
   %y = tp.matmul %x2, %wt : tensor<16x16xf32>, tensor<16x32xf32> -> tensor<16x32xf32>
   return %y : tensor<16x32xf32>
 }

@@ -269,11 +269,12 @@ enum class ConvSum { Channels, OutputChannels, Batch };
 /// per group, one filter per channel) has C = M, parallel, so that it
 /// follows a channel split; other grouped convs keep C and M whole.
 /// Windows keep the spatial dims whole. `in`, `w`, `out`: the conv's
-/// shapes, whichever of them are the op's operands or result.
+/// shapes; the one the op computes is the one that does not hold the
+/// summed dim (the conv's output, the input's or the filter's gradient),
+/// the other two are its operands in the conv's order.
 static ShardingRule convFamilyRule(ArrayRef<int64_t> in, ArrayRef<int64_t> w,
                                    ArrayRef<int64_t> out, int64_t group,
-                                   ConvSum sum, DimFactors &inF,
-                                   DimFactors &wF, DimFactors &outF) {
+                                   ConvSum sum) {
   ShardingRule rule;
   rule.priority = 1;
   bool depthwise = group == in[1] && w[0] == in[1] && w[1] == 1;
@@ -283,6 +284,7 @@ static ShardingRule convFamilyRule(ArrayRef<int64_t> in, ArrayRef<int64_t> w,
     return dim == sum ? FactorKind::Reduction : FactorKind::Parallel;
   };
   int n = rule.addFactor(in[0], kind(ConvSum::Batch));
+  DimFactors inF, wF, outF;
   if (depthwise) {
     int c = rule.addFactor(in[1], FactorKind::Parallel);
     inF = {{n}, {c}};
@@ -301,38 +303,39 @@ static ShardingRule convFamilyRule(ArrayRef<int64_t> in, ArrayRef<int64_t> w,
     wF.push_back({rule.addFactor(w[i], FactorKind::Replicated)});
     outF.push_back({rule.addFactor(out[i], FactorKind::Replicated)});
   }
+  switch (sum) {
+  case ConvSum::Channels:
+    rule.operands = {inF, wF};
+    rule.results.push_back(outF);
+    break;
+  case ConvSum::OutputChannels:
+    rule.operands = {outF, wF};
+    rule.results.push_back(inF);
+    break;
+  case ConvSum::Batch:
+    rule.operands = {inF, outF};
+    rule.results.push_back(wF);
+    break;
+  }
   return rule;
 }
 
 static ShardingRule convRule(ConvOp op) {
-  DimFactors in, w, out;
-  ShardingRule rule = convFamilyRule(
-      shapeOf(op.getInput()), shapeOf(op.getFilter()), shapeOf(op.getResult()),
-      op.getGroup(), ConvSum::Channels, in, w, out);
-  rule.operands = {in, w};
-  rule.results.push_back(out);
-  return rule;
+  return convFamilyRule(shapeOf(op.getInput()), shapeOf(op.getFilter()),
+                        shapeOf(op.getResult()), op.getGroup(),
+                        ConvSum::Channels);
 }
 
 static ShardingRule convInputGradRule(ConvInputGradOp op) {
-  DimFactors in, w, out;
-  ShardingRule rule = convFamilyRule(
-      shapeOf(op.getResult()), shapeOf(op.getFilter()),
-      shapeOf(op.getOutputGrad()), op.getGroup(), ConvSum::OutputChannels, in,
-      w, out);
-  rule.operands = {out, w};
-  rule.results.push_back(in);
-  return rule;
+  return convFamilyRule(shapeOf(op.getResult()), shapeOf(op.getFilter()),
+                        shapeOf(op.getOutputGrad()), op.getGroup(),
+                        ConvSum::OutputChannels);
 }
 
 static ShardingRule convFilterGradRule(ConvFilterGradOp op) {
-  DimFactors in, w, out;
-  ShardingRule rule = convFamilyRule(
-      shapeOf(op.getInput()), shapeOf(op.getResult()),
-      shapeOf(op.getOutputGrad()), op.getGroup(), ConvSum::Batch, in, w, out);
-  rule.operands = {in, out};
-  rule.results.push_back(w);
-  return rule;
+  return convFamilyRule(shapeOf(op.getInput()), shapeOf(op.getResult()),
+                        shapeOf(op.getOutputGrad()), op.getGroup(),
+                        ConvSum::Batch);
 }
 
 /// Pooling [N, C, S...] -> [N, C, O...]: batch and channels parallel.

@@ -168,14 +168,8 @@ LogicalResult matmulRule(Operation *op, Grad &gb, Value g,
   Type in = gb.typeOf(a).getElementType();
   Type out = gb.typeOf(g).getElementType();
   Value gIn = gb.castTo(g, in);
-  auto product = [&](Value lhs, Value rhs) -> Value {
-    std::string why;
-    RankedTensorType t = inferBinaryOpType(lhs.getType(), rhs.getType(),
-                                           matmulShape, why);
-    return MatMulOp::create(gb.b, gb.loc, t.clone(out), lhs, rhs);
-  };
-  Value da = product(gIn, gb.transposeLast2(bm));
-  Value db = product(gb.transposeLast2(a), gIn);
+  Value da = MatMulOp::create(gb.b, gb.loc, gIn, gb.transposeLast2(bm), out);
+  Value db = MatMulOp::create(gb.b, gb.loc, gb.transposeLast2(a), gIn, out);
   grads.push_back(
       gb.castTo(gb.unbroadcast(da, gb.typeOf(a).clone(out)), in));
   grads.push_back(

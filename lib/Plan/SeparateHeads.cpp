@@ -201,14 +201,10 @@ private:
                  lhs->second.merged >= rank - 1) {
         return false;
       }
-      std::string why;
-      RankedTensorType type = inferBinaryOpType(
-          lhs->second.value.getType(), right.getType(), matmulShape, why);
       // The result's element type as before (f32 for mixed precision).
       return add(op,
-                 MatMulOp::create(b, m.getLoc(),
-                                  type.clone(m.getType().getElementType()),
-                                  lhs->second.value, right),
+                 MatMulOp::create(b, m.getLoc(), lhs->second.value, right,
+                                  m.getType().getElementType()),
                  lhs->second.merged);
     }
     if (isa<AddOp, SubOp, MulOp, DivOp, MaxOp, MinOp>(op)) {

@@ -138,17 +138,14 @@ static bool isContractionResultType(Type operand, Type result) {
 }
 
 LogicalResult MatMulOp::verify() {
-  Type in = getLhs().getType().getElementType();
-  Type out = getType().getElementType();
-  if (in == out || !isContractionResultType(in, out))
-    return verifyBinaryOpType(*this, matmulShape);
-  // Mixed precision: the shapes as for one type, the result f32.
   std::string why;
   RankedTensorType inferred = inferBinaryOpType(
       getLhs().getType(), getRhs().getType(), matmulShape, why);
   if (!inferred)
     return emitOpError(why);
-  return verifyResult(*this, inferred.getShape(), out);
+  Type in = inferred.getElementType(), out = getType().getElementType();
+  return verifyResult(*this, inferred.getShape(),
+                      isContractionResultType(in, out) ? out : in);
 }
 
 static LogicalResult verifySoftmaxLike(Operation *op, int64_t axis) {

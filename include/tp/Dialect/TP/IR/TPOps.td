@@ -268,6 +268,17 @@ def TP_MatMulOp : TP_Op<"matmul", [Pure]> {
             ::mlir::tp::inferBinaryOpType(lhs.getType(), rhs.getType(),
                                           ::mlir::tp::matmulShape, why),
             lhs, rhs);
+    }]>,
+    // Infers the result shape; the result's element type is `resultElement`
+    // (f32 for mixed precision's bf16 operands).
+    OpBuilder<(ins "::mlir::Value":$lhs, "::mlir::Value":$rhs,
+                   "::mlir::Type":$resultElement), [{
+      std::string why;
+      build($_builder, $_state,
+            ::mlir::tp::inferBinaryOpType(lhs.getType(), rhs.getType(),
+                                          ::mlir::tp::matmulShape, why)
+                .clone(resultElement),
+            lhs, rhs);
     }]>
   ];
   let hasVerifier = 1;

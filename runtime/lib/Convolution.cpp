@@ -311,11 +311,10 @@ extern "C" void tprt_conv(int32_t kind, int64_t a, int64_t b, int64_t out,
       // bf16 operands widened to f32 (slots 4 and 5), the f32 convolution.
       sayBf16RunsInF32();
       auto widen = [&](void *from, const Operand &o, int slot) {
-        size_t n = o.plain.get_size() / sizeof(float);
-        auto *to = static_cast<float *>(state.workspace.get(slot, n * 4));
-        auto *h = static_cast<const uint16_t *>(from);
-        for (size_t i = 0; i < n; ++i)
-          to[i] = bf16ToFloat(h[i]);
+        size_t bytes = o.plain.get_size();
+        auto *to = static_cast<float *>(state.workspace.get(slot, bytes));
+        widenBf16(static_cast<const uint16_t *>(from), to,
+                  int64_t(bytes / sizeof(float)));
         return to;
       };
       c = &conv(kind & ~TPRT_CONV_BF16);

@@ -128,6 +128,11 @@ uint16_t tprt::floatToBf16(float f) {
   return uint16_t((bits + rounding) >> 16);
 }
 
+void tprt::widenBf16(const uint16_t *bits, float *out, int64_t count) {
+  for (int64_t i = 0; i < count; ++i)
+    out[i] = bf16ToFloat(bits[i]);
+}
+
 template <typename T>
 static void reduceTyped(T *dst, const T *src, int64_t n, int32_t op) {
   if (op == TPRT_MAX)

@@ -109,9 +109,7 @@ void widenedGemm(int64_t a, int64_t b, int64_t c, int64_t batch, int64_t m,
   thread_local std::vector<float> wa, wb;
   auto widen = [](int64_t from, int64_t count, std::vector<float> &to) {
     to.resize(count);
-    auto *h = reinterpret_cast<const uint16_t *>(from);
-    for (int64_t i = 0; i < count; ++i)
-      to[i] = bf16ToFloat(h[i]);
+    widenBf16(reinterpret_cast<const uint16_t *>(from), to.data(), count);
   };
   widen(a, batch * m * k, wa);
   widen(b, batch * k * n, wb);

@@ -24,6 +24,8 @@ float halfToFloat(uint16_t h);
 uint16_t floatToHalf(float f);
 float bf16ToFloat(uint16_t h);
 uint16_t floatToBf16(float f);
+/// out[i] = the float of bf16 bit pattern bits[i], for `count` elements.
+void widenBf16(const uint16_t *bits, float *out, int64_t count);
 
 } // namespace tprt
 

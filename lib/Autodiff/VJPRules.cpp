@@ -292,10 +292,7 @@ Value beforeRounding(Grad &gb, Value g, Type wide) {
   // a transpose next to the product it reads folds into the GEMM.
   OpBuilder::InsertionGuard guard(gb.b);
   gb.b.setInsertionPointAfterValue(in);
-  Operation *moved = gb.b.clone(*def);
-  moved->setOperand(0, in);
-  moved->getResult(0).setType(gb.typeOf(g).clone(wide));
-  return moved->getResult(0);
+  return moveOnto(gb.b, def, in);
 }
 
 LogicalResult castRule(Operation *op, Grad &gb, Value g,

@@ -82,10 +82,7 @@ struct TPAutocastPass : tp::impl::TPAutocastBase<TPAutocastPass> {
           bypassed.push_back(def);
           Value in = roundedOf(def->getOperand(0), reader);
           b.setInsertionPointAfter(def);
-          Operation *moved = b.clone(*def);
-          moved->setOperand(0, in);
-          moved->getResult(0).setType(t.clone(bf16));
-          r = moved->getResult(0);
+          r = moveOnto(b, def, in);
         } else {
           if (def)
             b.setInsertionPointAfter(def);

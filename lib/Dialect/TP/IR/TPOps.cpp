@@ -508,3 +508,13 @@ WhereOp tp::wrapNegativeIndices(OpBuilder &b, Location loc, Value ids,
   Value wrapped = AddOp::create(b, loc, ids, scalarOf(size));
   return WhereOp::create(b, loc, type, negative, wrapped, ids);
 }
+
+Value tp::moveOnto(OpBuilder &b, Operation *op, Value input) {
+  assert((isa<TransposeOp, ReshapeOp>(op)) && "moves only data movement");
+  Operation *moved = b.clone(*op);
+  moved->setOperand(0, input);
+  auto type = cast<RankedTensorType>(op->getResult(0).getType());
+  moved->getResult(0).setType(
+      type.clone(cast<RankedTensorType>(input.getType()).getElementType()));
+  return moved->getResult(0);
+}

@@ -19,6 +19,11 @@ namespace mlir::tp {
 /// `size`, as ONNX's Gather reads them: where(ids < 0, ids + size, ids).
 WhereOp wrapNegativeIndices(OpBuilder &b, Location loc, Value ids,
                             int64_t size);
+
+/// A transpose or reshape `op` built again on `input` (same shape, perhaps
+/// another element type, which its result takes), at `b`'s insertion
+/// point: how mixed precision moves a rounding past data movement.
+Value moveOnto(OpBuilder &b, Operation *op, Value input);
 } // namespace mlir::tp
 
 #endif // TP_DIALECT_TP_IR_TPOPS_H

@@ -155,7 +155,6 @@ struct Recomputation {
   double flops = 0, stepFlops = 0;
 };
 
-/// Both marks' figures in one walk of `func`.
 /// The bytes a training step keeps from its forward pass for its backward
 /// pass: values computed before the backward pass (not recomputed in it)
 /// that a backward op reads, by element type ("f32", "bf16", ...).
@@ -182,6 +181,7 @@ static std::map<std::string, int64_t> keptForBackward(func::FuncOp func) {
   return kept;
 }
 
+/// Both marks' figures in one walk of `func`.
 static std::pair<Recomputation, Recomputation>
 recomputationsOf(func::FuncOp func) {
   std::pair<Recomputation, Recomputation> both;

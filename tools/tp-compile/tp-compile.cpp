@@ -496,6 +496,17 @@ int main(int argc, char **argv) {
     recompute.insert(recompute.end(), recomputeModules.begin(),
                      recomputeModules.end());
   }
+  for (auto *opt : {&precisionOpt, &gradReduceDtype})
+    if (*opt != "f32" && *opt != "bf16") {
+      llvm::errs() << "tp-compile: error: --" << opt->ArgStr
+                   << " must be f32 or bf16, got '" << *opt << "'\n";
+      return 1;
+    }
+  if (gradReduceDtype == "bf16" && !train) {
+    llvm::errs() << "tp-compile: error: --grad-reduce-dtype bf16 needs "
+                    "--train: only a training step all-reduces gradients\n";
+    return 1;
+  }
   if (!recompute.empty() && !train) {
     bool fromPlan = recompute.size() > recomputeModules.size();
     llvm::errs() << "tp-compile: error: recompute '" << recompute.front()
@@ -620,17 +631,6 @@ int main(int argc, char **argv) {
           pm.addPass(tp::createTPAssignStages(stages));
         })))
       return 1;
-  }
-  for (auto *opt : {&precisionOpt, &gradReduceDtype})
-    if (*opt != "f32" && *opt != "bf16") {
-      llvm::errs() << "tp-compile: error: --" << opt->ArgStr
-                   << " must be f32 or bf16, got '" << *opt << "'\n";
-      return 1;
-    }
-  if (gradReduceDtype == "bf16" && !train) {
-    llvm::errs() << "tp-compile: error: --grad-reduce-dtype bf16 needs "
-                    "--train: only a training step all-reduces gradients\n";
-    return 1;
   }
   if (precisionOpt == "bf16") {
     // On the forward graph: tp-autodiff differentiates through its casts.
